@@ -1,0 +1,171 @@
+// User threads, cores and the runtime's lifecycle.
+#pragma once
+
+#include <bitset>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <new>
+#include <optional>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "arbrt/errors.h"
+
+namespace arbrt {
+
+// Upper bound on cores one process can use (fake arbiter backends simulate machines this large).
+constexpr int kMaxCores = 256;
+using CoreSet = std::bitset<kMaxCores>;
+
+struct RuntimeOptions {
+    // Cores (and carriers) to create; 0 means one per CPU in the process's affinity mask. May
+    // exceed the number of CPUs (tests simulate larger machines that way).
+    int numCores = 0;
+    // How long an idle carrier polls for work before sleeping on a futex. Bounded: never spins
+    // forever.
+    uint64_t idleSpinNs = 50'000;
+    // Default stack size of a user thread (virtual; committed lazily), like glibc's 8 MiB.
+    size_t defaultStackSize = 8u << 20;
+    // Contexts (stack + TCB) kept for reuse per core before excess ones are unmapped.
+    size_t pooledContextsPerCore = 128;
+};
+
+// Starts the carriers. Returns an error (and starts nothing) on bad options or an unsupported
+// platform.
+std::optional<Error> start(const RuntimeOptions& options = {});
+// Stops the carriers after every user thread has exited; returns false (stopping nothing) if user
+// threads are still alive.
+bool stop();
+bool isRunning();
+
+namespace detail {
+struct ThreadContext;
+}
+
+// A handle to a user thread. The generation makes a handle stale once its thread has exited and
+// been joined (or detached): operations through a stale handle fail with ESRCH instead of touching
+// the context's next occupant.
+struct ThreadId {
+    detail::ThreadContext* context = nullptr;
+    uint32_t generation = 0;
+
+    explicit operator bool() const { return context != nullptr; }
+    friend bool operator==(const ThreadId&, const ThreadId&) = default;
+};
+
+struct ThreadAttributes {
+    int core = -1;          // run on this core; -1: place by power-of-two-choices among `allowed`
+    CoreSet allowed{};      // cores the thread may run on; empty: all cores
+    size_t stackSize = 0;   // 0: RuntimeOptions::defaultStackSize; rounded up to whole pages
+    bool detached = false;  // resources freed at exit; cannot be joined
+};
+
+// Entry point in C form: what pthread_create hands over.
+using ThreadFunction = void* (*)(void*);
+
+// Creates a user thread running fn(arg). Returns a null handle with `*err` set to EAGAIN (out of
+// memory or address space), EINVAL (bad attributes) or EPERM (runtime not running).
+ThreadId spawn(const ThreadAttributes& attributes, ThreadFunction fn, void* arg,
+               int* err = nullptr);
+
+// Creates a user thread running an arbitrary callable with copies of its arguments. The callable
+// and the arguments are stored at the top of the new thread's stack, so creation allocates nothing.
+template <typename F, typename... Args>
+ThreadId createThreadWith(const ThreadAttributes& attributes, F&& f, Args&&... args);
+
+template <typename F, typename... Args>
+ThreadId createThread(F&& f, Args&&... args) {
+    return createThreadWith(ThreadAttributes{}, std::forward<F>(f), std::forward<Args>(args)...);
+}
+
+template <typename F, typename... Args>
+ThreadId createThreadOn(int core, F&& f, Args&&... args) {
+    ThreadAttributes attributes;
+    attributes.core = core;
+    return createThreadWith(attributes, std::forward<F>(f), std::forward<Args>(args)...);
+}
+
+// Waits for the thread to exit and frees it. Returns 0, ESRCH (stale or null handle), EINVAL
+// (detached or already being joined) or EDEADLK (joining itself). Callable from any kernel thread.
+int join(ThreadId thread, void** result = nullptr);
+// Non-blocking join: EBUSY while the thread runs.
+int tryJoin(ThreadId thread, void** result = nullptr);
+// Join with an absolute deadline on nowNs()'s timeline: ETIMEDOUT when it passes.
+int joinUntil(ThreadId thread, uint64_t deadlineNs, void** result = nullptr);
+int detach(ThreadId thread);
+
+// The calling user thread; a null handle on a kernel thread that is not a user thread.
+ThreadId self();
+// Ends the calling user thread with `result` (thread_local destructors run first). On a kernel
+// thread that is not a user thread this does nothing and returns.
+void exit(void* result);
+// Lets other runnable threads on this core run; returns at once if there are none.
+void yield();
+// Sleeps for at least `ns` nanoseconds (a user thread parks; a kernel thread calls nanosleep).
+void sleepFor(uint64_t ns);
+void sleepUntil(uint64_t deadlineNs);
+
+// Arachne's block/signal: block() parks the caller until signal() is called for it. A signal that
+// arrives before block() is remembered (one permit), so it is never lost; block() may also return
+// spuriously, so callers re-check their condition. signal() through a stale handle does nothing.
+void block();
+// Like block(), but also returns once nowNs() >= deadlineNs.
+void blockUntil(uint64_t deadlineNs);
+void signal(ThreadId thread);
+
+// The core the caller runs on, or -1 on a kernel thread that is not a carrier.
+int currentCore();
+int numCores();
+// Cores currently running user threads (all cores in standalone mode, unless released).
+CoreSet activeCores();
+
+// Moves every thread off `core` (runnable ones at once, the running one at its next switch, blocked
+// and sleeping ones when they wake) and parks the core's carrier. Returns when the core is empty:
+// 0, EINVAL (no such core), EBUSY (it is the last active core) or EALREADY (already released).
+int releaseCore(int core);
+// Lets a released core run threads again (placement and stealing fill it). 0, EINVAL or EALREADY.
+int acquireCore(int core);
+
+struct RuntimeStats {
+    uint64_t threadsCreated;
+    uint64_t liveThreads;
+    uint64_t peakLiveThreads;
+    uint64_t contextSwitches;
+    uint64_t steals;  // runnable threads taken by an idle core from a busy one
+};
+RuntimeStats stats();
+
+// Busy time per core in nanoseconds since start (time the carrier ran user threads).
+uint64_t coreBusyNs(int core);
+
+namespace detail {
+
+// Where a templated thread's closure lives: at the top of its stack, below `limit`.
+void* reserveClosureSpace(ThreadContext* context, size_t size, size_t align);
+ThreadContext* allocateThread(const ThreadAttributes& attributes, int* err);
+ThreadId launchThread(ThreadContext* context, const ThreadAttributes& attributes,
+                      void* (*trampoline)(void*), void* closure);
+
+template <typename Closure>
+void* runClosure(void* raw) {
+    auto* closure = static_cast<Closure*>(raw);
+    std::apply([](auto& f, auto&... args) { std::invoke(f, std::move(args)...); }, *closure);
+    closure->~Closure();
+    return nullptr;
+}
+
+}  // namespace detail
+
+template <typename F, typename... Args>
+ThreadId createThreadWith(const ThreadAttributes& attributes, F&& f, Args&&... args) {
+    using Closure = std::tuple<std::decay_t<F>, std::decay_t<Args>...>;
+    detail::ThreadContext* context = detail::allocateThread(attributes, nullptr);
+    if (!context) return {};
+    void* space = detail::reserveClosureSpace(context, sizeof(Closure), alignof(Closure));
+    auto* closure = new (space) Closure(std::forward<F>(f), std::forward<Args>(args)...);
+    return detail::launchThread(context, attributes, &detail::runClosure<Closure>, closure);
+}
+
+}  // namespace arbrt

@@ -1,0 +1,150 @@
+// A carrier's dispatcher: run what is runnable on its core, steal when idle, poll briefly and then
+// sleep on a futex, and give the core up when it is released.
+#include <ctime>
+
+#include "arch.h"
+#include "runtime_state.h"
+
+namespace arbrt::detail {
+
+using boost::context::detail::jump_fcontext;
+
+namespace {
+
+// Runs `t` until control comes back to the dispatcher (after any number of direct thread-to-thread
+// switches); the elapsed ticks count as the core's busy time.
+void runThread(Carrier* c, ThreadContext* t) {
+    Core* core = c->core;
+    const uint64_t start = rdtsc();
+    c->record.from = nullptr;
+    c->record.action = AfterSwitch::nothing;
+    c->current = t;
+    t->carrier = c;
+    setThreadPointer(t->tcb);
+    transfer_t back = jump_fcontext(t->savedContext, &c->record);
+    completeSwitch(back);
+    core->busyTicks.store(core->busyTicks.load(std::memory_order_relaxed) + (rdtsc() - start),
+                          std::memory_order_relaxed);
+}
+
+bool hasWork(Core* core) {
+    return core->queued.load(std::memory_order_relaxed) != 0 ||
+           core->releaseRequested.load(std::memory_order_relaxed) != 0 ||
+           gRuntime->stopping.load(std::memory_order_relaxed);
+}
+
+// Fires due timers of every core: a core whose carrier is stuck in a long computation cannot fire
+// its own, and its woken threads then become stealable.
+void fireAllTimers() {
+    RuntimeState& rt = *gRuntime;
+    for (int i = 0; i < rt.numCores; ++i) fireExpiredTimers(&rt.cores[i]);
+}
+
+// The longest this carrier may sleep: until its own next deadline, and, if it is the
+// lowest-numbered sleeper, until the next deadline of any core that is not asleep (someone must
+// fire those).
+uint64_t sleepBudgetNs(Core* core) {
+    RuntimeState& rt = *gRuntime;
+    uint64_t budget = timeToNextDeadline(core);
+    bool keeper = true;
+    for (int i = 0; i < core->id; ++i) {
+        if (rt.cores[i].sleeping.load(std::memory_order_relaxed)) keeper = false;
+    }
+    if (keeper) {
+        for (int i = 0; i < rt.numCores; ++i) {
+            Core* other = &rt.cores[i];
+            if (other != core && !other->sleeping.load(std::memory_order_relaxed)) {
+                budget = std::min(budget, timeToNextDeadline(other));
+            }
+        }
+    }
+    return budget;
+}
+
+void sleepUntilWork(Core* core) {
+    RuntimeState& rt = *gRuntime;
+    core->sleeping.store(1, std::memory_order_relaxed);
+    rt.sleepingCores.fetch_add(1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with wakeIfSleeping()
+    if (!hasWork(core)) {
+        const uint64_t budget = sleepBudgetNs(core);
+        if (budget > 0) {
+            timespec ts{time_t(budget / 1'000'000'000), long(budget % 1'000'000'000)};
+            futexWait(&core->sleeping, 1, budget == ~uint64_t{0} ? nullptr : &ts);
+        }
+    }
+    core->sleeping.store(0, std::memory_order_relaxed);
+    rt.sleepingCores.fetch_sub(1, std::memory_order_relaxed);
+}
+
+// Polls for up to idleSpinNs (new work, due timers, threads to steal), then sleeps.
+void idle(Carrier* c) {
+    RuntimeState& rt = *gRuntime;
+    Core* core = c->core;
+    rt.spinningCores.fetch_add(1, std::memory_order_relaxed);
+    const uint64_t start = rdtsc();
+    ThreadContext* stolen = nullptr;
+    bool work = false;
+    do {
+        fireAllTimers();
+        if ((work = hasWork(core))) break;
+        if ((stolen = steal(core))) break;
+        for (int i = 0; i < 16; ++i) cpuRelax();
+    } while (rdtsc() - start < rt.idleSpinTicks);
+    rt.spinningCores.fetch_sub(1, std::memory_order_relaxed);
+    if (stolen) {
+        runThread(c, stolen);
+    } else if (!work) {
+        sleepUntilWork(core);
+    }
+}
+
+// Gives the core up: its queued threads and timers move to active cores, releaseCore() callers are
+// woken, and the carrier sleeps until the core is acquired again (or the runtime stops).
+void releaseHere(Carrier* c) {
+    RuntimeState& rt = *gRuntime;
+    Core* core = c->core;
+    rt.releaseLock.lock();
+    migrateAway(core);
+    migrateTimers(core);
+    rt.releaseLock.unlock();
+    core->releaseRequested.store(0, std::memory_order_relaxed);
+    core->releaseWaiters.lock.lock();
+    while (Waiter* w = core->releaseWaiters.popFront()) wake(w);  // under the lock: see claimWake
+    core->releaseWaiters.lock.unlock();
+    core->parkWord.store(0, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with acquireCore()
+    while (!core->active.load(std::memory_order_acquire) &&
+           !rt.stopping.load(std::memory_order_relaxed)) {
+        futexWait(&core->parkWord, 0, nullptr);
+        core->parkWord.store(0, std::memory_order_relaxed);
+    }
+}
+
+}  // namespace
+
+void runDispatcher(Carrier* c) {
+    RuntimeState& rt = *gRuntime;
+    Core* core = c->core;
+    while (!rt.stopping.load(std::memory_order_acquire)) {
+        if (core->releaseRequested.load(std::memory_order_acquire)) {
+            releaseHere(c);
+            continue;
+        }
+        fireExpiredTimers(core);
+        if (ThreadContext* t = dequeue(core)) {
+            runThread(c, t);
+        } else {
+            idle(c);
+        }
+    }
+}
+
+void wakeCarrier(Core* core) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (core->sleeping.exchange(0, std::memory_order_acq_rel)) futexWake(&core->sleeping, 1);
+    core->parkWord.store(1, std::memory_order_release);
+    futexWake(&core->parkWord, 1);
+}
+
+}  // namespace arbrt::detail

@@ -1,0 +1,85 @@
+// A user thread's context slot: saved registers, TCB, stack, scheduling and join state.
+#pragma once
+
+#include <boost/context/detail/fcontext.hpp>
+
+#include <atomic>
+#include <cstdint>
+
+#include "arbrt/sync.h"
+#include "arbrt/thread.h"
+#include "stack.h"
+
+namespace arbrt::detail {
+
+struct Core;
+struct Carrier;
+using boost::context::detail::fcontext_t;
+using boost::context::detail::transfer_t;
+
+// runState = generation << 32 | phase | permit. The generation makes every CAS fail once the
+// context has been recycled, so a late signal can never wake the context's next occupant.
+enum RunPhase : uint64_t {
+    kRunnable = 0,  // running, or in a run queue
+    kParking = 1,   // switching out to park; registers not saved yet
+    kParked = 2,    // registers saved; only a signal makes it runnable again
+};
+constexpr uint64_t kPhaseMask = 3;
+constexpr uint64_t kPermit =
+    4;  // a signal arrived while not parked: the next block() returns at once
+
+// lifecycle = generation << 32 | JoinPhase.
+enum JoinPhase : uint64_t {
+    kJoinable = 0,
+    kJoining = 1,   // a joiner waits in `joiner`
+    kDetached = 2,  // freed at exit
+    kExited = 3,    // result ready; freed by join (or detach)
+    kFree = 4,      // in the pool; handles to it are stale
+};
+constexpr uint64_t kJoinMask = 7;
+
+inline uint64_t packState(uint32_t generation, uint64_t bits) {
+    return (uint64_t{generation} << 32) | bits;
+}
+inline uint32_t generationOf(uint64_t word) {
+    return static_cast<uint32_t>(word >> 32);
+}
+
+// Concurrency: `savedContext`, `tcb`, `carrier` are written only by the carrier switching the
+// thread in or out; `nextRunnable` only under its core's queue lock; timer fields only under
+// timerCore->timerLock; `runState` and `lifecycle` by CAS from any thread. Contexts are never freed
+// (a stale handle may still read `lifecycle`); their stacks and TCBs are pooled or unmapped.
+struct alignas(64) ThreadContext {
+    // --- Switch-hot: touched on every context switch (one cache line).
+    fcontext_t savedContext = nullptr;  // valid while the thread is not running
+    void* tcb = nullptr;                // this thread's %fs base
+    Carrier* carrier = nullptr;         // carrier running the thread; valid while it runs
+    Core* core = nullptr;               // home core: where it is queued when it becomes runnable
+    ThreadContext* nextRunnable = nullptr;
+    std::atomic<uint64_t> runState{0};
+    std::atomic<uint64_t> lifecycle{packState(0, kFree)};
+
+    // --- Timers (sleeps, timed waits): guarded by timerCore->timerLock.
+    uint64_t wakeupNs = 0;
+    Core* timerCore = nullptr;
+    int32_t heapIndex = -1;  // position in timerCore's heap, -1 when not in one
+
+    // --- Creation and exit.
+    ThreadFunction entry = nullptr;
+    void* entryArg = nullptr;
+    void* result = nullptr;
+    Waiter* joiner = nullptr;  // set before lifecycle becomes kJoining
+    CoreSet allowed;           // cores it may run on (all bits set: any)
+    bool reusedTcb = false;    // TCB held an earlier thread: reset libc's per-thread state at entry
+    Stack stack;
+    void* closureTop = nullptr;  // where the stack for the entry frame begins (below any closure)
+    ThreadContext* nextFree = nullptr;  // pool link
+
+    uint32_t generation() const { return generationOf(lifecycle.load(std::memory_order_acquire)); }
+};
+
+// The ThreadContext of the calling user thread, or null on any other kernel thread: one load
+// through %fs (see arch.h), valid wherever the thread migrates, since its TCB moves with it.
+ThreadContext* currentContext();
+
+}  // namespace arbrt::detail

@@ -1,0 +1,29 @@
+// Pools of thread contexts. A context keeps its stack and TCB while pooled, so creating a thread on
+// a warm pool costs no mmap and no TLS allocation. Contexts themselves are never freed (stale
+// handles may still read them); past the pool limits their stacks and TCBs are released instead.
+#pragma once
+
+#include <cstddef>
+
+#include "arbrt/sync.h"
+#include "context.h"
+
+namespace arbrt::detail {
+
+// Per-core cache: touched only by the core's own carrier, so no lock.
+struct ContextCache {
+    ThreadContext* head = nullptr;
+    size_t count = 0;
+};
+
+// Takes a context with a stack of at least `usableStack` bytes and a TCB, from the calling
+// carrier's cache, else the shared pool, else newly made. Null when memory or address space is
+// exhausted.
+ThreadContext* acquireContext(size_t usableStack);
+// Returns a context whose thread has finished (its stack is no longer in use) and bumps its
+// generation.
+void releaseContext(ThreadContext* t);
+// Moves every cached context of `cache` to the shared pool (when the runtime stops).
+void flushCache(ContextCache* cache);
+
+}  // namespace arbrt::detail

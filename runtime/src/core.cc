@@ -1,0 +1,165 @@
+// Run queues, placement, stealing and moving threads off a released core.
+#include <atomic>
+
+#include "arch.h"
+#include "runtime_state.h"
+
+namespace arbrt::detail {
+namespace {
+
+// Wakes the core's carrier if it sleeps. The seq_cst fence pairs with the one in the idle path
+// (sleeping = 1; fence; re-check queue): either we see it asleep, or it sees our thread.
+void wakeIfSleeping(Core* core) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (core->sleeping.load(std::memory_order_relaxed) &&
+        core->sleeping.exchange(0, std::memory_order_acq_rel)) {
+        futexWake(&core->sleeping, 1);
+    }
+}
+
+// Go's "wakep": when work is waiting and no idle carrier is polling, wake one sleeping carrier so
+// it can steal. A woken carrier polls for idleSpinNs before sleeping again, which rate-limits these
+// wake-ups.
+void wakeIdleCoreForBalance(Core* busy) {
+    RuntimeState& rt = *gRuntime;
+    if (rt.spinningCores.load(std::memory_order_relaxed) != 0 ||
+        rt.sleepingCores.load(std::memory_order_relaxed) == 0) {
+        return;
+    }
+    for (int i = 0; i < rt.numCores; ++i) {
+        Core* c = &rt.cores[i];
+        if (c != busy && c->active.load(std::memory_order_relaxed) &&
+            c->sleeping.load(std::memory_order_relaxed)) {
+            wakeIfSleeping(c);
+            return;
+        }
+    }
+}
+
+bool allowedOn(const ThreadContext* t, const Core* core) {
+    return t->allowed.test(core->id);
+}
+
+// Appends under the queue lock if the core is active. Returns false (nothing done) if it is not.
+bool pushIfActive(Core* core, ThreadContext* t) {
+    core->queueLock.lock();
+    if (!core->active.load(std::memory_order_relaxed)) {
+        core->queueLock.unlock();
+        return false;
+    }
+    t->core = core;
+    t->nextRunnable = nullptr;
+    if (core->tail) {
+        core->tail->nextRunnable = t;
+    } else {
+        core->head = t;
+    }
+    core->tail = t;
+    core->queued.fetch_add(1, std::memory_order_relaxed);
+    core->queueLock.unlock();
+    return true;
+}
+
+}  // namespace
+
+Core* placeThread(const CoreSet& allowed, int preferred) {
+    RuntimeState& rt = *gRuntime;
+    if (preferred >= 0 && preferred < rt.numCores && rt.cores[preferred].active.load() &&
+        allowed.test(preferred)) {
+        return &rt.cores[preferred];
+    }
+    // Power of two choices (Arachne): two random allowed active cores, the less loaded wins. A
+    // per-call xorshift on the TSC is random enough and touches no shared state.
+    uint64_t x = rdtsc() | 1;
+    Core* best = nullptr;
+    for (int tries = 0; tries < 2 * rt.numCores + 2 && !best; ++tries) {
+        Core* picks[2] = {nullptr, nullptr};
+        for (Core*& pick : picks) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            Core* c = &rt.cores[x % uint64_t(rt.numCores)];
+            if (c->active.load(std::memory_order_relaxed) && allowed.test(c->id)) pick = c;
+        }
+        if (picks[0] && picks[1]) {
+            best = picks[0]->queued.load(std::memory_order_relaxed) <=
+                           picks[1]->queued.load(std::memory_order_relaxed)
+                       ? picks[0]
+                       : picks[1];
+        } else {
+            best = picks[0] ? picks[0] : picks[1];
+        }
+    }
+    if (best) return best;
+    // Random picks missed (few allowed cores): scan. No allowed core active: compatibility first,
+    // any.
+    for (int pass = 0; pass < 2; ++pass) {
+        for (int i = 0; i < rt.numCores; ++i) {
+            Core* c = &rt.cores[i];
+            if (c->active.load(std::memory_order_relaxed) && (pass == 1 || allowed.test(i)))
+                return c;
+        }
+    }
+    return &rt.cores[0];
+}
+
+void enqueue(ThreadContext* t, bool balance) {
+    Core* core = t->core;
+    while (!pushIfActive(core, t)) core = placeThread(t->allowed, -1);
+    wakeIfSleeping(core);
+    if (balance) wakeIdleCoreForBalance(core);
+}
+
+ThreadContext* dequeue(Core* core) {
+    if (core->queued.load(std::memory_order_relaxed) == 0) return nullptr;
+    core->queueLock.lock();
+    ThreadContext* t = core->head;
+    if (t) {
+        core->head = t->nextRunnable;
+        if (!core->head) core->tail = nullptr;
+        core->queued.fetch_sub(1, std::memory_order_relaxed);
+    }
+    core->queueLock.unlock();
+    return t;
+}
+
+ThreadContext* steal(Core* thief) {
+    RuntimeState& rt = *gRuntime;
+    const int n = rt.numCores;
+    const int start = int(rdtsc() % uint64_t(n));
+    for (int k = 0; k < n; ++k) {
+        Core* victim = &rt.cores[(start + k) % n];
+        if (victim == thief || victim->queued.load(std::memory_order_relaxed) == 0) continue;
+        if (!victim->queueLock.tryLock()) continue;
+        // Take the oldest thread allowed here (it has waited longest).
+        ThreadContext* prev = nullptr;
+        ThreadContext* t = victim->head;
+        while (t && !allowedOn(t, thief)) prev = t, t = t->nextRunnable;
+        if (t) {
+            (prev ? prev->nextRunnable : victim->head) = t->nextRunnable;
+            if (victim->tail == t) victim->tail = prev;
+            victim->queued.fetch_sub(1, std::memory_order_relaxed);
+        }
+        victim->queueLock.unlock();
+        if (t) {
+            t->core = thief;
+            thief->steals.fetch_add(1, std::memory_order_relaxed);
+            return t;
+        }
+    }
+    return nullptr;
+}
+
+void migrateAway(Core* core) {
+    core->queueLock.lock();
+    ThreadContext* list = core->head;
+    core->head = core->tail = nullptr;
+    core->queued.store(0, std::memory_order_relaxed);
+    core->queueLock.unlock();
+    while (list) {
+        ThreadContext* t = list;
+        list = t->nextRunnable;
+        t->core = placeThread(t->allowed, -1);
+        enqueue(t, false);
+    }
+}
+
+}  // namespace arbrt::detail

@@ -1,0 +1,116 @@
+// Cores (scheduling domains) and carriers (the kernel threads that run them).
+#pragma once
+
+#include <pthread.h>
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "arbrt/sync.h"
+#include "context.h"
+#include "context_pool.h"
+
+namespace arbrt::detail {
+
+// What the context being resumed must do for the one that just switched out, once that one's
+// registers are saved (so no other carrier can resume it before then).
+enum class AfterSwitch : uint8_t {
+    nothing,
+    requeue,  // yield: make it runnable again
+    park,     // block: commit the park unless a signal arrived meanwhile
+    exit,     // it finished: publish its result, free it if detached
+};
+
+struct SwitchRecord {
+    Carrier* carrier;
+    ThreadContext* from;  // null: the carrier's dispatcher
+    AfterSwitch action;
+};
+
+// One scheduling domain. Fields are grouped by writer so that cores do not false-share.
+struct Core {
+    int id = 0;
+
+    // --- Run queue: FIFO of runnable threads. Guarded by queueLock; `queued` may be read without
+    // it as a hint (relaxed). `active` is written under queueLock and read anywhere: an inactive
+    // (released) core accepts no threads.
+    alignas(64) SpinLock queueLock;
+    ThreadContext* head = nullptr;
+    ThreadContext* tail = nullptr;
+    std::atomic<uint32_t> queued{0};
+    std::atomic<bool> active{false};
+
+    // --- Timers: a binary min-heap on wakeupNs. Guarded by timerLock; nextDeadlineTsc (the
+    // earliest deadline in TSC ticks, ~0 when empty) is read lock-free by dispatchers.
+    alignas(64) SpinLock timerLock;
+    std::vector<ThreadContext*> timerHeap;
+    std::atomic<uint64_t> nextDeadlineTsc{~uint64_t{0}};
+
+    // --- Idle and release signalling (futex words), written by any thread.
+    alignas(64) std::atomic<uint32_t> sleeping{0};  // carrier sleeps on it when idle
+    std::atomic<uint32_t> releaseRequested{0};
+    std::atomic<uint32_t> parkWord{0};  // carrier sleeps on it while released
+    WaitQueue releaseWaiters;           // releaseCore() callers
+
+    // --- Owned by the core's carrier (written only there; read racily for statistics).
+    alignas(64) Carrier* carrier = nullptr;
+    ContextCache cache;
+    std::atomic<uint64_t> busyTicks{0};
+    std::atomic<uint64_t> contextSwitches{0};
+    std::atomic<uint64_t> steals{0};
+};
+
+// A kernel thread created with the real pthread_create, running one core's dispatcher.
+// Concurrency: every field is written only by the carrier itself, except `stopRequested`.
+struct Carrier {
+    SwitchRecord record{this, nullptr, AfterSwitch::nothing};  // the switch in progress
+    Core* core = nullptr;
+    void* nativeTcb = nullptr;  // the TCB glibc gave this kernel thread
+    fcontext_t dispatcherContext = nullptr;
+    ThreadContext* current = nullptr;  // running user thread; null while dispatching
+    pthread_t thread{};
+};
+
+// --- Run queues and placement (core.cc).
+// Makes `t` runnable on its home core, or on another allowed active core if that one was released.
+// `balance`: also wake an idle core so it can steal (for wake-ups from other threads, not for
+// yield).
+void enqueue(ThreadContext* t, bool balance);
+// Pops the oldest runnable thread of `core`, or null.
+ThreadContext* dequeue(Core* core);
+// Takes one runnable thread from another active core for `thief`; null if none.
+ThreadContext* steal(Core* thief);
+// A core for a new thread: `preferred` if active and allowed, else power-of-two-choices on queue
+// length.
+Core* placeThread(const CoreSet& allowed, int preferred);
+// Moves a released core's queued threads and timers to other active cores.
+void migrateAway(Core* core);
+// Wakes a core's carrier whether it is idle or parked (release requests, acquire, stop).
+void wakeCarrier(Core* core);
+
+// --- Timers (timers.cc).
+void addTimer(Core* core, ThreadContext* t, uint64_t deadlineNs);
+// Removes t's timer if it is still pending (after an early wake-up): no stale entry is left.
+void cancelTimer(ThreadContext* t);
+// Wakes every thread whose deadline has passed; returns how many.
+int fireExpiredTimers(Core* core);
+// Nanoseconds until the core's earliest deadline (0 if due), or ~0 when it has none.
+uint64_t timeToNextDeadline(Core* core);
+// Moves a released core's pending timers to active cores (caller holds the runtime's releaseLock).
+void migrateTimers(Core* from);
+
+// --- Switching (switch.cc).
+// Gives the core away from the calling user thread `self` and performs `action` for it once
+// switched out.
+void switchAway(ThreadContext* self, AfterSwitch action);
+// Runs on the resumed context first thing: saves the previous context and performs its action.
+void completeSwitch(transfer_t t);
+// Makes a parked thread runnable, or leaves a permit; ignored if `generation` is stale.
+void signalContext(ThreadContext* t, uint32_t generation);
+// Parks the calling user thread until signalled (Arachne's block()).
+void parkCurrent(ThreadContext* self);
+// The dispatcher loop of a carrier (carrier.cc).
+void runDispatcher(Carrier* carrier);
+
+}  // namespace arbrt::detail

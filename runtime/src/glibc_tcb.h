@@ -1,0 +1,46 @@
+// Per-user-thread glibc thread control blocks (TCB + static TLS), so errno, __thread, thread_local,
+// malloc's per-thread cache and stdio lock ownership are per user thread, exactly as with native
+// threads.
+//
+// Layout knowledge is for glibc 2.36 on x86-64 and is verified at start-up against the descriptors
+// glibc exports for libthread_db (_thread_db_*) and the running thread's own TCB; anything
+// unexpected makes probe() fail with a reason, and the runtime refuses to start rather than corrupt
+// memory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace arbrt::detail {
+
+struct ThreadContext;
+
+class GlibcTcb {
+  public:
+    // Checks the glibc version and layout and resolves the private entry points. Call once, from a
+    // thread whose TCB glibc allocated (the thread calling start()). Returns false with *why set.
+    static bool probe(std::string* why);
+
+    // A fresh TCB with its own static TLS (images copied) and DTV. Null on allocation failure.
+    static void* allocate();
+    static void deallocate(void* tcb);
+
+    // Fills the glibc fields of `tcb` for a user thread owning `context` and running on the stack
+    // [stackLow, stackLow + stackSize) whose lowest `guardSize` bytes are the guard page.
+    static void prepare(void* tcb, ThreadContext* context, void* stackLow, size_t stackSize,
+                        size_t guardSize);
+    // Restores a pooled TCB's static TLS to the TLS images for its next thread. libc's own block is
+    // kept: it holds the malloc cache and arena that only glibc-internal functions could release
+    // (resetting it would leak them); its user-visible parts (errno, locale) are reset by
+    // resetLibcState() instead.
+    static void resetForReuse(void* tcb);
+    // Runs on the new thread (its TCB current): errno = 0, global locale, ctype tables.
+    static void resetLibcState();
+    // Runs the thread's C++ thread_local destructors; on the exiting thread, its TCB current.
+    static void runTlsDestructors();
+    // Where glibc keeps a thread's unique id (never a real tid: >= 0x400000 > PID_MAX_LIMIT).
+    static int32_t userThreadId(void* tcb);
+};
+
+}  // namespace arbrt::detail

@@ -1,0 +1,191 @@
+// Start-up, shutdown, core release/acquire and statistics.
+#include <sched.h>
+#include <sys/auxv.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "arch.h"
+#include "glibc_tcb.h"
+#include "overflow.h"
+#include "runtime_state.h"
+
+namespace arbrt {
+namespace detail {
+
+bool gHaveFsgsbase = false;
+RuntimeState* gRuntime = nullptr;
+
+namespace {
+
+constexpr uint64_t kMaxIdleSpinNs = 1'000'000'000;
+constexpr size_t kMinStackOption = 16 * 1024;
+constexpr size_t kMaxStackOption = size_t(1) << 30;
+
+std::optional<Error> validate(const RuntimeOptions& o) {
+    if (o.numCores < 0 || o.numCores > kMaxCores) {
+        return Error{Errc::invalidArgument,
+                     "numCores must be between 0 (one per CPU) and " + std::to_string(kMaxCores)};
+    }
+    if (o.idleSpinNs > kMaxIdleSpinNs) {
+        return Error{Errc::invalidArgument,
+                     "idleSpinNs must be at most 1 s (an idle core must sleep)"};
+    }
+    if (o.defaultStackSize < kMinStackOption || o.defaultStackSize > kMaxStackOption) {
+        return Error{Errc::invalidArgument, "defaultStackSize must be between 16 KiB and 1 GiB"};
+    }
+    return std::nullopt;
+}
+
+int cpusInAffinity() {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+    return CPU_COUNT(&set) > 0 ? CPU_COUNT(&set) : 1;
+}
+
+void* carrierMain(void* arg) {
+    auto* c = static_cast<Carrier*>(arg);
+    c->nativeTcb = threadPointer();
+    writeTcbSlot(c->nativeTcb, kCarrierSlot, c);
+    AltStack altStack;  // for the stack-overflow report, on this kernel thread
+    runDispatcher(c);
+    writeTcbSlot(c->nativeTcb, kCarrierSlot, nullptr);
+    return nullptr;
+}
+
+void stopCarriers(RuntimeState& rt, int started) {
+    rt.stopping.store(true, std::memory_order_release);
+    for (int i = 0; i < started; ++i) wakeCarrier(&rt.cores[i]);
+    for (int i = 0; i < started; ++i) pthread_join(rt.carriers[i].thread, nullptr);
+    for (int i = 0; i < rt.numCores; ++i) flushCache(&rt.cores[i].cache);
+}
+
+}  // namespace
+}  // namespace detail
+
+using namespace detail;
+
+std::optional<Error> start(const RuntimeOptions& options) {
+    if (gRuntime) return Error{Errc::alreadyRunning, "the arbrt runtime is already running"};
+    if (auto err = validate(options)) return err;
+    std::string why;
+    if (!GlibcTcb::probe(&why)) return Error{Errc::unsupportedPlatform, why};
+    gHaveFsgsbase = (getauxval(AT_HWCAP2) & 2) != 0;  // HWCAP2_FSGSBASE
+    calibrateClock();
+    installOverflowHandler();
+
+    auto* rt = new RuntimeState;
+    rt->options = options;
+    rt->numCores = options.numCores ? options.numCores : cpusInAffinity();
+    rt->cores = std::make_unique<Core[]>(size_t(rt->numCores));
+    rt->carriers = std::make_unique<Carrier[]>(size_t(rt->numCores));
+    rt->idleSpinTicks = ticksForNs(options.idleSpinNs);
+    for (int i = 0; i < rt->numCores; ++i) {
+        rt->cores[i].id = i;
+        rt->cores[i].active.store(true, std::memory_order_relaxed);
+        rt->cores[i].carrier = &rt->carriers[i];
+        rt->carriers[i].core = &rt->cores[i];
+    }
+    rt->activeCores.store(uint32_t(rt->numCores));
+    gRuntime = rt;
+    for (int i = 0; i < rt->numCores; ++i) {
+        if (int err =
+                pthread_create(&rt->carriers[i].thread, nullptr, carrierMain, &rt->carriers[i])) {
+            stopCarriers(*rt, i);
+            gRuntime = nullptr;
+            delete rt;
+            return Error{Errc::systemError,
+                         std::string("cannot create carrier threads: ") + std::strerror(err)};
+        }
+    }
+    return std::nullopt;
+}
+
+bool stop() {
+    RuntimeState* rt = gRuntime;
+    if (!rt || currentContext() || rt->liveThreads.load() != 0) return false;
+    stopCarriers(*rt, rt->numCores);
+    gRuntime = nullptr;
+    delete rt;
+    return true;
+}
+
+bool isRunning() {
+    return gRuntime != nullptr;
+}
+
+int numCores() {
+    return gRuntime ? gRuntime->numCores : 0;
+}
+
+CoreSet activeCores() {
+    CoreSet set;
+    if (!gRuntime) return set;
+    for (int i = 0; i < gRuntime->numCores; ++i) {
+        if (gRuntime->cores[i].active.load(std::memory_order_relaxed)) set.set(i);
+    }
+    return set;
+}
+
+int releaseCore(int core) {
+    RuntimeState* rt = gRuntime;
+    if (!rt || core < 0 || core >= rt->numCores) return EINVAL;
+    Core* c = &rt->cores[core];
+    // Reserve the decrement first so two concurrent releases can never leave zero active cores.
+    uint32_t active = rt->activeCores.load();
+    do {
+        if (active <= 1) return c->active.load() ? EBUSY : EALREADY;
+    } while (!rt->activeCores.compare_exchange_weak(active, active - 1));
+    c->queueLock.lock();
+    const bool wasActive = c->active.exchange(false, std::memory_order_acq_rel);
+    c->queueLock.unlock();
+    if (!wasActive) {
+        rt->activeCores.fetch_add(1);
+        return EALREADY;
+    }
+    Waiter w;
+    initWaiter(&w);
+    c->releaseWaiters.lock.lock();
+    c->releaseWaiters.pushBack(&w);
+    c->releaseWaiters.lock.unlock();
+    c->releaseRequested.store(1, std::memory_order_release);
+    wakeCarrier(c);
+    waitOn(c->releaseWaiters, &w, kNoDeadline);
+    return 0;
+}
+
+int acquireCore(int core) {
+    RuntimeState* rt = gRuntime;
+    if (!rt || core < 0 || core >= rt->numCores) return EINVAL;
+    Core* c = &rt->cores[core];
+    c->queueLock.lock();
+    const bool wasActive = c->active.exchange(true, std::memory_order_acq_rel);
+    c->queueLock.unlock();
+    if (wasActive) return EALREADY;
+    rt->activeCores.fetch_add(1);
+    wakeCarrier(c);
+    return 0;
+}
+
+RuntimeStats stats() {
+    RuntimeStats s{};
+    RuntimeState* rt = gRuntime;
+    if (!rt) return s;
+    s.threadsCreated = rt->threadsCreated.load();
+    s.liveThreads = rt->liveThreads.load();
+    s.peakLiveThreads = rt->peakLiveThreads.load();
+    for (int i = 0; i < rt->numCores; ++i) {
+        s.contextSwitches += rt->cores[i].contextSwitches.load(std::memory_order_relaxed);
+        s.steals += rt->cores[i].steals.load(std::memory_order_relaxed);
+    }
+    return s;
+}
+
+uint64_t coreBusyNs(int core) {
+    RuntimeState* rt = gRuntime;
+    if (!rt || core < 0 || core >= rt->numCores) return 0;
+    return ticksToNs(rt->cores[core].busyTicks.load(std::memory_order_relaxed));
+}
+
+}  // namespace arbrt

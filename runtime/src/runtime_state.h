@@ -1,0 +1,46 @@
+// The runtime's process-wide state.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "arbrt/thread.h"
+#include "core.h"
+
+namespace arbrt::detail {
+
+// Created by start(), destroyed by stop(). Concurrency: the arrays and `options` are immutable
+// while running; counters are atomics updated by any thread.
+struct RuntimeState {
+    RuntimeOptions options;
+    int numCores = 0;
+    std::unique_ptr<Core[]> cores;
+    std::unique_ptr<Carrier[]> carriers;
+    uint64_t idleSpinTicks = 0;
+    std::atomic<bool> stopping{false};
+
+    std::atomic<uint32_t> activeCores{0};
+    std::atomic<uint32_t> spinningCores{0};  // idle carriers still polling (they will steal)
+    std::atomic<uint32_t> sleepingCores{0};  // idle carriers asleep on their futex
+    SpinLock releaseLock;                    // one core release at a time (fixes timer lock order)
+
+    std::atomic<uint64_t> threadsCreated{0};
+    std::atomic<uint64_t> liveThreads{0};
+    std::atomic<uint64_t> peakLiveThreads{0};
+};
+
+extern RuntimeState* gRuntime;
+
+// The carrier of the calling kernel thread: the running user thread's carrier, or (in a dispatcher)
+// the carrier whose TCB is current; null on other kernel threads.
+Carrier* currentCarrier();
+
+// --- Clock (clock.cc).
+void calibrateClock();
+uint64_t tscToNs(uint64_t tsc);
+uint64_t nsToTsc(uint64_t ns);  // absolute nowNs()-timeline instant -> TSC reading
+uint64_t ticksForNs(uint64_t ns);
+uint64_t ticksToNs(uint64_t ticks);
+
+}  // namespace arbrt::detail

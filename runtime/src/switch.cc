@@ -1,0 +1,167 @@
+// Context switches, park/unpark. A switch saves the outgoing thread's registers on its own stack
+// (Boost.Context's fcontext), points %fs at the incoming thread's TCB and jumps. The outgoing
+// thread is published (requeued, parked, freed) only by the context that resumes next, after its
+// registers are saved, so no other carrier can resume a half-saved thread.
+#include "arch.h"
+#include "runtime_state.h"
+
+namespace arbrt::detail {
+
+using boost::context::detail::jump_fcontext;
+
+ThreadContext* currentContext() {
+    return readTcbSlot<ThreadContext>(kUserThreadSlot);
+}
+
+Carrier* currentCarrier() {
+    if (ThreadContext* t = currentContext()) return t->carrier;
+    return readTcbSlot<Carrier>(kCarrierSlot);
+}
+
+namespace {
+
+// Commits a park begun by parkCurrent(): PARKING -> PARKED, unless a signal left a permit
+// meanwhile, in which case the thread stays runnable (the permit is consumed by this wake-up).
+void commitPark(ThreadContext* t) {
+    uint64_t s = t->runState.load(std::memory_order_relaxed);
+    for (;;) {
+        const uint64_t base = s & ~(kPhaseMask | kPermit);
+        if (s & kPermit) {
+            if (t->runState.compare_exchange_weak(s, base | kRunnable, std::memory_order_acq_rel)) {
+                enqueue(t, false);
+                return;
+            }
+        } else if (t->runState.compare_exchange_weak(s, base | kParked,
+                                                     std::memory_order_release)) {
+            return;
+        }
+    }
+}
+
+void finishExit(ThreadContext* t);
+
+}  // namespace
+
+void completeSwitch(transfer_t t) {
+    auto* record = static_cast<SwitchRecord*>(t.data);
+    ThreadContext* from = record->from;
+    if (!from) {
+        record->carrier->dispatcherContext = t.fctx;
+        return;
+    }
+    from->savedContext = t.fctx;
+    switch (record->action) {
+        case AfterSwitch::nothing:
+            break;
+        case AfterSwitch::requeue:
+            enqueue(from, false);
+            break;
+        case AfterSwitch::park:
+            commitPark(from);
+            break;
+        case AfterSwitch::exit:
+            finishExit(from);
+            break;
+    }
+}
+
+void switchAway(ThreadContext* self, AfterSwitch action) {
+    Carrier* c = self->carrier;
+    Core* core = c->core;
+    ThreadContext* next = nullptr;
+    if (!core->releaseRequested.load(std::memory_order_relaxed)) {
+        fireExpiredTimers(core);
+        next = dequeue(core);
+    }
+    core->contextSwitches.store(core->contextSwitches.load(std::memory_order_relaxed) + 1,
+                                std::memory_order_relaxed);
+    c->record.from = self;
+    c->record.action = action;
+    transfer_t t;
+    if (next) {
+        c->current = next;
+        next->carrier = c;
+        setThreadPointer(next->tcb);
+        t = jump_fcontext(next->savedContext, &c->record);
+    } else {
+        c->current = nullptr;
+        setThreadPointer(c->nativeTcb);
+        t = jump_fcontext(c->dispatcherContext, &c->record);
+    }
+    // Resumed, possibly on another carrier: only `t` says which.
+    completeSwitch(t);
+}
+
+void signalContext(ThreadContext* t, uint32_t generation) {
+    uint64_t s = t->runState.load(std::memory_order_acquire);
+    for (;;) {
+        if (generationOf(s) != generation)
+            return;  // recycled: the signal was for an earlier thread
+        if ((s & kPhaseMask) == kParked) {
+            if (t->runState.compare_exchange_weak(s, packState(generation, kRunnable),
+                                                  std::memory_order_acq_rel)) {
+                enqueue(t, true);
+                return;
+            }
+        } else if (s & kPermit) {
+            return;
+        } else if (t->runState.compare_exchange_weak(s, s | kPermit, std::memory_order_acq_rel)) {
+            return;
+        }
+    }
+}
+
+void parkCurrent(ThreadContext* self) {
+    uint64_t s = self->runState.load(std::memory_order_acquire);
+    for (;;) {
+        if (s & kPermit) {
+            if (self->runState.compare_exchange_weak(s, s & ~kPermit, std::memory_order_acquire)) {
+                return;
+            }
+        } else if (self->runState.compare_exchange_weak(s, (s & ~kPhaseMask) | kParking,
+                                                        std::memory_order_relaxed)) {
+            break;
+        }
+    }
+    switchAway(self, AfterSwitch::park);
+}
+
+namespace {
+
+// The exiting thread's stack is no longer in use: publish its result to a joiner, or free it.
+void finishExit(ThreadContext* t) {
+    gRuntime->liveThreads.fetch_sub(1, std::memory_order_relaxed);
+    uint64_t s = t->lifecycle.load(std::memory_order_acquire);
+    for (;;) {
+        const uint32_t gen = generationOf(s);
+        switch (s & kJoinMask) {
+            case kJoinable:
+                if (t->lifecycle.compare_exchange_weak(s, packState(gen, kExited),
+                                                       std::memory_order_acq_rel)) {
+                    return;
+                }
+                break;
+            case kJoining: {
+                Waiter* joiner = t->joiner;  // read before the CAS: the joiner may return after it
+                if (t->lifecycle.compare_exchange_weak(s, packState(gen, kExited),
+                                                       std::memory_order_acq_rel)) {
+                    wake(joiner);
+                    return;
+                }
+                break;
+            }
+            case kDetached:
+                if (t->lifecycle.compare_exchange_weak(s, packState(gen + 1, kFree),
+                                                       std::memory_order_acq_rel)) {
+                    releaseContext(t);
+                    return;
+                }
+                break;
+            default:
+                return;  // cannot happen: an exiting thread is joinable, joined or detached
+        }
+    }
+}
+
+}  // namespace
+}  // namespace arbrt::detail

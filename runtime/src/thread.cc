@@ -1,0 +1,331 @@
+// User-thread lifecycle: create, exit, join, detach, and the calls a thread makes on itself.
+#include <cerrno>
+#include <ctime>
+
+#include "arbrt/thread.h"
+#include "arbrt/time.h"
+#include "arch.h"
+#include "glibc_tcb.h"
+#include "runtime_state.h"
+
+namespace arbrt {
+namespace detail {
+namespace {
+
+using boost::context::detail::make_fcontext;
+
+constexpr size_t kMinStack = 16 * 1024;  // PTHREAD_STACK_MIN
+
+[[noreturn]] void exitCurrent(ThreadContext* self, void* result) {
+    GlibcTcb::runTlsDestructors();  // thread_local destructors, on the thread's own TLS
+    self->result = result;
+    switchAway(self, AfterSwitch::exit);
+    __builtin_unreachable();
+}
+
+// First code a new thread runs. noexcept: an exception escaping the thread function terminates the
+// process, as with std::thread.
+[[noreturn]] void threadEntry(transfer_t t) noexcept {
+    completeSwitch(t);
+    ThreadContext* self = currentContext();
+    GlibcTcb::resetLibcState();
+    exitCurrent(self, self->entry(self->entryArg));
+}
+
+CoreSet allCores() {
+    CoreSet all;
+    for (int i = 0; i < gRuntime->numCores; ++i) all.set(i);
+    return all;
+}
+
+void countNewThread() {
+    RuntimeState& rt = *gRuntime;
+    rt.threadsCreated.fetch_add(1, std::memory_order_relaxed);
+    const uint64_t live = rt.liveThreads.fetch_add(1, std::memory_order_relaxed) + 1;
+    uint64_t peak = rt.peakLiveThreads.load(std::memory_order_relaxed);
+    while (live > peak && !rt.peakLiveThreads.compare_exchange_weak(peak, live)) {
+    }
+}
+
+// Claims an exited thread for its joiner (or detacher): exactly one caller wins the CAS.
+bool claimExited(ThreadContext* t, uint64_t exitedState, void** result) {
+    uint64_t s = exitedState;
+    if (!t->lifecycle.compare_exchange_strong(s, packState(generationOf(s) + 1, kFree),
+                                              std::memory_order_acq_rel)) {
+        return false;
+    }
+    if (result) *result = t->result;
+    releaseContext(t);
+    return true;
+}
+
+// Waits as the registered joiner; returns 0 or ETIMEDOUT (after deregistering).
+int awaitExit(ThreadContext* t, uint32_t gen, Waiter* w, uint64_t deadlineNs) {
+    if (parkUntilWoken(w, deadlineNs)) return 0;
+    uint64_t joining = packState(gen, kJoining);
+    if (t->lifecycle.compare_exchange_strong(joining, packState(gen, kJoinable),
+                                             std::memory_order_acq_rel)) {
+        return ETIMEDOUT;
+    }
+    // It exited while we timed out: its wake-up is on the way and our Waiter must outlive it.
+    parkUntilWoken(w, kNoDeadline);
+    return 0;
+}
+
+int joinImpl(ThreadId id, uint64_t deadlineNs, bool blocking, void** result) {
+    ThreadContext* t = id.context;
+    if (!t) return ESRCH;
+    if (t == currentContext() && t->generation() == id.generation) return EDEADLK;
+    uint64_t s = t->lifecycle.load(std::memory_order_acquire);
+    for (;;) {
+        if (generationOf(s) != id.generation) return ESRCH;
+        switch (s & kJoinMask) {
+            case kExited:
+                if (claimExited(t, s, result)) return 0;
+                s = t->lifecycle.load(std::memory_order_acquire);
+                continue;
+            case kJoinable: {
+                if (!blocking) return EBUSY;
+                Waiter w;
+                initWaiter(&w);
+                t->joiner = &w;
+                if (!t->lifecycle.compare_exchange_weak(s, packState(id.generation, kJoining),
+                                                        std::memory_order_acq_rel)) {
+                    continue;
+                }
+                if (int err = awaitExit(t, id.generation, &w, deadlineNs)) return err;
+                s = t->lifecycle.load(std::memory_order_acquire);
+                continue;
+            }
+            default:
+                return EINVAL;  // detached, or another thread is joining it
+        }
+    }
+}
+
+}  // namespace
+
+ThreadContext* allocateThread(const ThreadAttributes& attributes, int* err) {
+    int dummy;
+    int& e = err ? *err : dummy;
+    if (!gRuntime) {
+        e = EPERM;
+        return nullptr;
+    }
+    const CoreSet allowed =
+        attributes.allowed.none() ? allCores() : attributes.allowed & allCores();
+    if (attributes.core < -1 || attributes.core >= gRuntime->numCores || allowed.none()) {
+        e = EINVAL;
+        return nullptr;
+    }
+    size_t stackSize =
+        attributes.stackSize ? attributes.stackSize : gRuntime->options.defaultStackSize;
+    if (stackSize < kMinStack) stackSize = kMinStack;
+    ThreadContext* t = acquireContext(stackSize);
+    if (!t) {
+        e = EAGAIN;
+        return nullptr;
+    }
+    t->allowed = allowed;
+    t->closureTop = t->stack.top();
+    e = 0;
+    return t;
+}
+
+void* reserveClosureSpace(ThreadContext* t, size_t size, size_t align) {
+    auto top = reinterpret_cast<uintptr_t>(t->closureTop);
+    top = (top - size) & ~(uintptr_t(align) - 1);
+    t->closureTop = reinterpret_cast<void*>(top);
+    return t->closureTop;
+}
+
+ThreadId launchThread(ThreadContext* t, const ThreadAttributes& attributes,
+                      void* (*trampoline)(void*), void* closure) {
+    t->entry = trampoline;
+    t->entryArg = closure;
+    t->result = nullptr;
+    t->joiner = nullptr;
+    auto sp = reinterpret_cast<uintptr_t>(t->closureTop) & ~uintptr_t(15);
+    const size_t usable = sp - (reinterpret_cast<uintptr_t>(t->stack.low) + t->stack.guard);
+    t->savedContext = make_fcontext(reinterpret_cast<void*>(sp), usable, &threadEntry);
+    const uint32_t gen = t->generation();
+    t->runState.store(packState(gen, kRunnable), std::memory_order_relaxed);
+    t->lifecycle.store(packState(gen, attributes.detached ? kDetached : kJoinable),
+                       std::memory_order_release);
+    countNewThread();
+    t->core = placeThread(t->allowed, attributes.core);
+    enqueue(t, true);
+    return ThreadId{t, gen};
+}
+
+void initWaiter(Waiter* w) {
+    w->next = w->prev = nullptr;
+    w->thread = currentContext();
+    w->generation = w->thread ? w->thread->generation() : 0;
+    w->state.store(Waiter::kWaiting, std::memory_order_relaxed);
+}
+
+WakeToken claimWake(Waiter* w) {
+    // Read everything needed before the store: once the waiter sees kWoken its frame may be gone.
+    WakeToken token{w->thread, w->generation, &w->state};
+    w->state.store(Waiter::kWoken, std::memory_order_release);
+    return token;
+}
+
+void deliverWake(const WakeToken& token) {
+    if (token.thread) {
+        signalContext(token.thread, token.generation);
+    } else {
+        futexWake(token.futexWord, 1);  // harmless if the waiter already returned: only a key
+    }
+}
+
+void wake(Waiter* w) {
+    deliverWake(claimWake(w));
+}
+
+// Blocks the calling thread until `deadlineNs` or a signal; no-op when the deadline has passed.
+void blockUntilDeadline(ThreadContext* self, uint64_t deadlineNs) {
+    if (nowNs() >= deadlineNs) return;
+    addTimer(self->carrier->core, self, deadlineNs);
+    parkCurrent(self);
+    cancelTimer(self);
+}
+
+bool parkUntilWoken(Waiter* w, uint64_t deadlineNs) {
+    if (ThreadContext* self = currentContext()) {
+        while (w->state.load(std::memory_order_acquire) == Waiter::kWaiting) {
+            if (deadlineNs == kNoDeadline) {
+                parkCurrent(self);
+            } else if (nowNs() >= deadlineNs) {
+                return false;
+            } else {
+                blockUntilDeadline(self, deadlineNs);
+            }
+        }
+        return true;
+    }
+    while (w->state.load(std::memory_order_acquire) == Waiter::kWaiting) {
+        if (deadlineNs == kNoDeadline) {
+            futexWait(&w->state, Waiter::kWaiting, nullptr);
+            continue;
+        }
+        const uint64_t now = nowNs();
+        if (now >= deadlineNs) return false;
+        const uint64_t left = deadlineNs - now;
+        timespec ts{time_t(left / 1'000'000'000), long(left % 1'000'000'000)};
+        futexWait(&w->state, Waiter::kWaiting, &ts);
+    }
+    return true;
+}
+
+}  // namespace detail
+
+using namespace detail;
+
+ThreadId spawn(const ThreadAttributes& attributes, ThreadFunction fn, void* arg, int* err) {
+    ThreadContext* t = allocateThread(attributes, err);
+    if (!t) return {};
+    return launchThread(t, attributes, fn, arg);
+}
+
+int join(ThreadId thread, void** result) {
+    return joinImpl(thread, kNoDeadline, true, result);
+}
+int tryJoin(ThreadId thread, void** result) {
+    return joinImpl(thread, 0, false, result);
+}
+int joinUntil(ThreadId thread, uint64_t deadlineNs, void** result) {
+    return joinImpl(thread, deadlineNs, true, result);
+}
+
+int detach(ThreadId id) {
+    ThreadContext* t = id.context;
+    if (!t) return ESRCH;
+    uint64_t s = t->lifecycle.load(std::memory_order_acquire);
+    for (;;) {
+        if (generationOf(s) != id.generation) return ESRCH;
+        switch (s & kJoinMask) {
+            case kJoinable:
+                if (t->lifecycle.compare_exchange_weak(s, packState(id.generation, kDetached),
+                                                       std::memory_order_acq_rel)) {
+                    return 0;
+                }
+                continue;
+            case kExited:
+                if (claimExited(t, s, nullptr)) return 0;
+                s = t->lifecycle.load(std::memory_order_acquire);
+                continue;
+            default:
+                return EINVAL;
+        }
+    }
+}
+
+ThreadId self() {
+    ThreadContext* t = currentContext();
+    return t ? ThreadId{t, t->generation()} : ThreadId{};
+}
+
+void exit(void* result) {
+    if (ThreadContext* t = currentContext()) exitCurrent(t, result);
+}
+
+void yield() {
+    ThreadContext* self = currentContext();
+    if (!self) {
+        rawSyscall(SYS_sched_yield);
+        return;
+    }
+    Core* core = self->carrier->core;
+    const uint64_t deadline = core->nextDeadlineTsc.load(std::memory_order_relaxed);
+    if (core->queued.load(std::memory_order_relaxed) == 0 &&
+        !core->releaseRequested.load(std::memory_order_relaxed) &&
+        (deadline == ~uint64_t{0} || rdtsc() < deadline)) {
+        return;  // nothing else could run here
+    }
+    switchAway(self, AfterSwitch::requeue);
+}
+
+void sleepUntil(uint64_t deadlineNs) {
+    ThreadContext* self = currentContext();
+    if (!self) {
+        timespec ts{time_t(deadlineNs / 1'000'000'000), long(deadlineNs % 1'000'000'000)};
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+        }
+        return;
+    }
+    // A sleep is not a block(): signals that arrive meanwhile are kept for the next block().
+    bool signalled = false;
+    while (nowNs() < deadlineNs) {
+        const uint64_t before = self->runState.load(std::memory_order_relaxed);
+        if (before & kPermit) signalled = true;
+        blockUntilDeadline(self, deadlineNs);
+        if (nowNs() < deadlineNs) signalled = true;  // woken early: only a signal does that
+    }
+    if (signalled) signalContext(self, self->generation());
+}
+
+void sleepFor(uint64_t ns) {
+    const uint64_t now = nowNs();
+    sleepUntil(ns > ~uint64_t{0} - now ? ~uint64_t{0} - 1 : now + ns);
+}
+
+void block() {
+    if (ThreadContext* t = currentContext()) parkCurrent(t);
+}
+
+void blockUntil(uint64_t deadlineNs) {
+    if (ThreadContext* t = currentContext()) blockUntilDeadline(t, deadlineNs);
+}
+
+void signal(ThreadId thread) {
+    if (thread.context) signalContext(thread.context, thread.generation);
+}
+
+int currentCore() {
+    Carrier* c = currentCarrier();
+    return c ? c->core->id : -1;
+}
+
+}  // namespace arbrt

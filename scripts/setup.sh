@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Debian packages arbrun needs to build and test (idempotent; needs root for apt-get).
+set -euo pipefail
+pkgs=(build-essential cmake ninja-build pkg-config libboost-context-dev libboost-fiber-dev
+      libunwind-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev golang-go)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "setup: missing packages: ${missing[*]}; run this script as root (it uses apt-get)" >&2
+    exit 1
+  fi
+  echo "setup: installing ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
