@@ -35,6 +35,7 @@ enum JoinPhase : uint64_t {
     kDetached = 2,  // freed at exit
     kExited = 3,    // result ready; freed by join (or detach)
     kFree = 4,      // in the pool; handles to it are stale
+    kExiting = 5,  // its joiner was woken before the final switch; kExited once it is off its stack
 };
 constexpr uint64_t kJoinMask = 7;
 
@@ -58,6 +59,9 @@ struct alignas(64) ThreadContext {
     ThreadContext* nextRunnable = nullptr;
     std::atomic<uint64_t> runState{0};
     std::atomic<uint64_t> lifecycle{packState(0, kFree)};
+    // Set by a yield that queued the thread before switching out; cleared once its registers are
+    // saved. Only a thief can pop such a thread early, and it waits for the flag to clear.
+    std::atomic<bool> switching{false};
 
     // --- Timers (sleeps, timed waits): guarded by timerCore->timerLock.
     uint64_t wakeupNs = 0;

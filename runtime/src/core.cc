@@ -36,6 +36,13 @@ void wakeIdleCoreForBalance(Core* busy) {
     }
 }
 
+// `queued` changes only under queueLock, so a plain load+store suffices (no locked RMW); readers
+// outside the lock use it only as a hint.
+void bumpQueued(Core* core, int delta) {
+    core->queued.store(core->queued.load(std::memory_order_relaxed) + uint32_t(delta),
+                       std::memory_order_relaxed);
+}
+
 bool allowedOn(const ThreadContext* t, const Core* core) {
     return t->allowed.test(core->id);
 }
@@ -55,7 +62,7 @@ bool pushIfActive(Core* core, ThreadContext* t) {
         core->head = t;
     }
     core->tail = t;
-    core->queued.fetch_add(1, std::memory_order_relaxed);
+    bumpQueued(core, +1);
     core->queueLock.unlock();
     return true;
 }
@@ -104,6 +111,14 @@ Core* placeThread(const CoreSet& allowed, int preferred) {
 void enqueue(ThreadContext* t, bool balance) {
     Core* core = t->core;
     while (!pushIfActive(core, t)) core = placeThread(t->allowed, -1);
+    Carrier* self = currentCarrier();
+    if (self && self->core == core) {
+        // Our own core is awake: we are running on it. Ask for help only when more than one thread
+        // waits here (one is usually the thread we are about to switch to).
+        if (balance && core->queued.load(std::memory_order_relaxed) > 1)
+            wakeIdleCoreForBalance(core);
+        return;
+    }
     wakeIfSleeping(core);
     if (balance) wakeIdleCoreForBalance(core);
 }
@@ -115,10 +130,30 @@ ThreadContext* dequeue(Core* core) {
     if (t) {
         core->head = t->nextRunnable;
         if (!core->head) core->tail = nullptr;
-        core->queued.fetch_sub(1, std::memory_order_relaxed);
+        bumpQueued(core, -1);
     }
     core->queueLock.unlock();
     return t;
+}
+
+ThreadContext* swapWithNext(Core* core, ThreadContext* self) {
+    if (core->queued.load(std::memory_order_relaxed) == 0) return nullptr;
+    core->queueLock.lock();
+    ThreadContext* next = core->head;
+    if (next) {
+        self->switching.store(true, std::memory_order_relaxed);  // published by the unlock
+        self->nextRunnable = nullptr;
+        self->core = core;
+        core->head = next->nextRunnable;
+        if (core->head) {
+            core->tail->nextRunnable = self;
+        } else {
+            core->head = self;
+        }
+        core->tail = self;
+    }
+    core->queueLock.unlock();
+    return next;
 }
 
 ThreadContext* steal(Core* thief) {
@@ -136,10 +171,12 @@ ThreadContext* steal(Core* thief) {
         if (t) {
             (prev ? prev->nextRunnable : victim->head) = t->nextRunnable;
             if (victim->tail == t) victim->tail = prev;
-            victim->queued.fetch_sub(1, std::memory_order_relaxed);
+            bumpQueued(victim, -1);
         }
         victim->queueLock.unlock();
         if (t) {
+            // A yield on the victim may have queued t just before switching out of it.
+            while (t->switching.load(std::memory_order_acquire)) cpuRelax();
             t->core = thief;
             thief->steals.fetch_add(1, std::memory_order_relaxed);
             return t;

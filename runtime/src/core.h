@@ -18,6 +18,7 @@ namespace arbrt::detail {
 enum class AfterSwitch : uint8_t {
     nothing,
     requeue,  // yield: make it runnable again
+    queued,   // yield that already queued it (under the same lock as popping the next thread)
     park,     // block: commit the park unless a signal arrived meanwhile
     exit,     // it finished: publish its result, free it if detached
 };
@@ -59,6 +60,7 @@ struct Core {
     std::atomic<uint64_t> busyTicks{0};
     std::atomic<uint64_t> contextSwitches{0};
     std::atomic<uint64_t> steals{0};
+    std::atomic<uint64_t> threadsCreated{0};  // by threads running on this core
 };
 
 // A kernel thread created with the real pthread_create, running one core's dispatcher.
@@ -79,6 +81,9 @@ struct Carrier {
 void enqueue(ThreadContext* t, bool balance);
 // Pops the oldest runnable thread of `core`, or null.
 ThreadContext* dequeue(Core* core);
+// For yield: pops the oldest runnable thread and queues `self` behind the others in one critical
+// section (self->switching is set first). Null (and nothing queued) when the queue is empty.
+ThreadContext* swapWithNext(Core* core, ThreadContext* self);
 // Takes one runnable thread from another active core for `thief`; null if none.
 ThreadContext* steal(Core* thief);
 // A core for a new thread: `preferred` if active and allowed, else power-of-two-choices on queue
@@ -106,6 +111,12 @@ void migrateTimers(Core* from);
 void switchAway(ThreadContext* self, AfterSwitch action);
 // Runs on the resumed context first thing: saves the previous context and performs its action.
 void completeSwitch(transfer_t t);
+// Like switchAway, but to `next` (already runnable, claimed by the caller, allowed on this core)
+// without going through the run queue.
+void switchTo(ThreadContext* self, ThreadContext* next, AfterSwitch action);
+// Takes a parked thread straight to runnable without queueing it (the caller will run it). False if
+// it is not parked (still parking, or running after a time-out) or the generation is stale.
+bool claimParked(ThreadContext* t, uint32_t generation);
 // Makes a parked thread runnable, or leaves a permit; ignored if `generation` is stale.
 void signalContext(ThreadContext* t, uint32_t generation);
 // Parks the calling user thread until signalled (Arachne's block()).

@@ -207,8 +207,11 @@ void GlibcTcb::resetForReuse(void* tcb) {
     }
 }
 
-void GlibcTcb::resetLibcState() {
-    gLayout.ctypeInit();
+void GlibcTcb::resetLibcState(bool reused) {
+    if (!reused) {
+        gLayout.ctypeInit();
+        return;
+    }
     errno = 0;
     if (uselocale(nullptr) != LC_GLOBAL_LOCALE) uselocale(LC_GLOBAL_LOCALE);
 }

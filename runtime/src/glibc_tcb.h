@@ -35,8 +35,9 @@ class GlibcTcb {
     // (resetting it would leak them); its user-visible parts (errno, locale) are reset by
     // resetLibcState() instead.
     static void resetForReuse(void* tcb);
-    // Runs on the new thread (its TCB current): errno = 0, global locale, ctype tables.
-    static void resetLibcState();
+    // Runs on the new thread (its TCB current): ctype tables for a fresh TCB; errno = 0 and the
+    // global locale for a reused one (its libc block still holds the previous thread's values).
+    static void resetLibcState(bool reused);
     // Runs the thread's C++ thread_local destructors; on the exiting thread, its TCB current.
     static void runTlsDestructors();
     // Where glibc keeps a thread's unique id (never a real tid: >= 0x400000 > PID_MAX_LIMIT).

@@ -172,12 +172,13 @@ RuntimeStats stats() {
     RuntimeStats s{};
     RuntimeState* rt = gRuntime;
     if (!rt) return s;
-    s.threadsCreated = rt->threadsCreated.load();
+    s.threadsCreated = rt->threadsCreated.load();  // plus the per-core counts below
     s.liveThreads = rt->liveThreads.load();
     s.peakLiveThreads = rt->peakLiveThreads.load();
     for (int i = 0; i < rt->numCores; ++i) {
         s.contextSwitches += rt->cores[i].contextSwitches.load(std::memory_order_relaxed);
         s.steals += rt->cores[i].steals.load(std::memory_order_relaxed);
+        s.threadsCreated += rt->cores[i].threadsCreated.load(std::memory_order_relaxed);
     }
     return s;
 }

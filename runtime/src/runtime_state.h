@@ -25,7 +25,7 @@ struct RuntimeState {
     std::atomic<uint32_t> sleepingCores{0};  // idle carriers asleep on their futex
     SpinLock releaseLock;                    // one core release at a time (fixes timer lock order)
 
-    std::atomic<uint64_t> threadsCreated{0};
+    std::atomic<uint64_t> threadsCreated{0};  // by kernel threads that are not carriers
     std::atomic<uint64_t> liveThreads{0};
     std::atomic<uint64_t> peakLiveThreads{0};
 };

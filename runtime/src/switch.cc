@@ -53,6 +53,9 @@ void completeSwitch(transfer_t t) {
     switch (record->action) {
         case AfterSwitch::nothing:
             break;
+        case AfterSwitch::queued:
+            from->switching.store(false, std::memory_order_release);
+            break;
         case AfterSwitch::requeue:
             enqueue(from, false);
             break;
@@ -66,12 +69,20 @@ void completeSwitch(transfer_t t) {
 }
 
 void switchAway(ThreadContext* self, AfterSwitch action) {
+    switchTo(self, nullptr, action);
+}
+
+void switchTo(ThreadContext* self, ThreadContext* next, AfterSwitch action) {
     Carrier* c = self->carrier;
     Core* core = c->core;
-    ThreadContext* next = nullptr;
-    if (!core->releaseRequested.load(std::memory_order_relaxed)) {
+    if (!next && !core->releaseRequested.load(std::memory_order_relaxed)) {
         fireExpiredTimers(core);
-        next = dequeue(core);
+        if (action == AfterSwitch::requeue) {
+            next = swapWithNext(core, self);
+            if (next) action = AfterSwitch::queued;
+        } else {
+            next = dequeue(core);
+        }
     }
     core->contextSwitches.store(core->contextSwitches.load(std::memory_order_relaxed) + 1,
                                 std::memory_order_relaxed);
@@ -90,6 +101,12 @@ void switchAway(ThreadContext* self, AfterSwitch action) {
     }
     // Resumed, possibly on another carrier: only `t` says which.
     completeSwitch(t);
+}
+
+bool claimParked(ThreadContext* t, uint32_t generation) {
+    uint64_t parked = packState(generation, kParked);
+    return t->runState.compare_exchange_strong(parked, packState(generation, kRunnable),
+                                               std::memory_order_acq_rel);
 }
 
 void signalContext(ThreadContext* t, uint32_t generation) {
@@ -150,6 +167,11 @@ void finishExit(ThreadContext* t) {
                 }
                 break;
             }
+            case kExiting:
+                // Its joiner was woken by exitCurrent() and nothing else changes lifecycle in this
+                // phase (join, detach and tryJoin only read it), so a store publishes it.
+                t->lifecycle.store(packState(gen, kExited), std::memory_order_release);
+                return;
             case kDetached:
                 if (t->lifecycle.compare_exchange_weak(s, packState(gen + 1, kFree),
                                                        std::memory_order_acq_rel)) {

@@ -19,6 +19,25 @@ constexpr size_t kMinStack = 16 * 1024;  // PTHREAD_STACK_MIN
 [[noreturn]] void exitCurrent(ThreadContext* self, void* result) {
     GlibcTcb::runTlsDestructors();  // thread_local destructors, on the thread's own TLS
     self->result = result;
+    // A waiting joiner is woken now, so it can be the next thread this core runs instead of a trip
+    // through the dispatcher; kExiting keeps it from freeing us until we are off our stack.
+    uint64_t s = self->lifecycle.load(std::memory_order_acquire);
+    if ((s & kJoinMask) == kJoining) {
+        Waiter* joiner = self->joiner;
+        if (self->lifecycle.compare_exchange_strong(s, packState(generationOf(s), kExiting),
+                                                    std::memory_order_acq_rel)) {
+            const WakeToken token = claimWake(joiner);
+            // A parked joiner allowed here runs next, directly: no run-queue round trip.
+            Core* here = self->carrier->core;
+            if (token.thread && token.thread->allowed.test(here->id) &&
+                !here->releaseRequested.load(std::memory_order_relaxed) &&
+                claimParked(token.thread, token.generation)) {
+                token.thread->core = here;
+                switchTo(self, token.thread, AfterSwitch::exit);
+            }
+            deliverWake(token);
+        }
+    }
     switchAway(self, AfterSwitch::exit);
     __builtin_unreachable();
 }
@@ -28,7 +47,7 @@ constexpr size_t kMinStack = 16 * 1024;  // PTHREAD_STACK_MIN
 [[noreturn]] void threadEntry(transfer_t t) noexcept {
     completeSwitch(t);
     ThreadContext* self = currentContext();
-    GlibcTcb::resetLibcState();
+    GlibcTcb::resetLibcState(self->reusedTcb);
     exitCurrent(self, self->entry(self->entryArg));
 }
 
@@ -40,7 +59,13 @@ CoreSet allCores() {
 
 void countNewThread() {
     RuntimeState& rt = *gRuntime;
-    rt.threadsCreated.fetch_add(1, std::memory_order_relaxed);
+    if (Carrier* c = currentCarrier()) {
+        // Owner-only counter: no locked instruction on the create path.
+        c->core->threadsCreated.store(c->core->threadsCreated.load(std::memory_order_relaxed) + 1,
+                                      std::memory_order_relaxed);
+    } else {
+        rt.threadsCreated.fetch_add(1, std::memory_order_relaxed);
+    }
     const uint64_t live = rt.liveThreads.fetch_add(1, std::memory_order_relaxed) + 1;
     uint64_t peak = rt.peakLiveThreads.load(std::memory_order_relaxed);
     while (live > peak && !rt.peakLiveThreads.compare_exchange_weak(peak, live)) {
@@ -97,6 +122,11 @@ int joinImpl(ThreadId id, uint64_t deadlineNs, bool blocking, void** result) {
                 s = t->lifecycle.load(std::memory_order_acquire);
                 continue;
             }
+            case kExiting:
+                // We are its joiner and it is switching off its stack on another core: nanoseconds.
+                yield();
+                s = t->lifecycle.load(std::memory_order_acquire);
+                continue;
             default:
                 return EINVAL;  // detached, or another thread is joining it
         }

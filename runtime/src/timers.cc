@@ -101,7 +101,8 @@ void cancelTimer(ThreadContext* t) {
 }
 
 int fireExpiredTimers(Core* core) {
-    if (rdtsc() < core->nextDeadlineTsc.load(std::memory_order_relaxed)) return 0;
+    const uint64_t deadline = core->nextDeadlineTsc.load(std::memory_order_relaxed);
+    if (deadline == ~uint64_t{0} || rdtsc() < deadline) return 0;  // common case: no TSC read
     constexpr int kBatch = 32;
     ThreadContext* due[kBatch];
     uint32_t generations[kBatch];
