@@ -28,8 +28,7 @@ void runThread(Carrier* c, ThreadContext* t) {
 }
 
 bool hasWork(Core* core) {
-    return core->queued.load(std::memory_order_relaxed) != 0 ||
-           core->releaseRequested.load(std::memory_order_relaxed) != 0 ||
+    return hasRunnable(core) || core->releaseRequested.load(std::memory_order_relaxed) != 0 ||
            gRuntime->stopping.load(std::memory_order_relaxed);
 }
 
@@ -132,7 +131,7 @@ void runDispatcher(Carrier* c) {
             continue;
         }
         fireExpiredTimers(core);
-        if (ThreadContext* t = dequeue(core)) {
+        if (ThreadContext* t = takeNext(core)) {
             runThread(c, t);
         } else {
             idle(c);

@@ -43,6 +43,44 @@ void bumpQueued(Core* core, int delta) {
                        std::memory_order_relaxed);
 }
 
+constexpr uint32_t kMaxRunNextStreak = 16;
+
+bool pushIfActive(Core* core, ThreadContext* t);
+
+// Puts t in the core's runNext slot (owner-only); a thread already there moves to the queue. Only
+// thieves clear the slot concurrently, so a plain store suffices when it is empty.
+void putRunNext(Core* core, ThreadContext* t) {
+    core->runNextStamp.store(core->contextSwitches.load(std::memory_order_relaxed),
+                             std::memory_order_relaxed);
+    if (!core->runNext.load(std::memory_order_relaxed)) {
+        core->runNext.store(t, std::memory_order_release);
+        return;
+    }
+    if (ThreadContext* old = core->runNext.exchange(t, std::memory_order_acq_rel)) {
+        pushIfActive(core, old);
+    }
+}
+
+// An idle thief takes a victim's runNext only if it saw the same thread there at the same switch
+// count on its previous look: the victim's running thread has not switched since, so it is busy.
+ThreadContext* stealRunNext(Core* thief, Core* victim) {
+    ThreadContext* t = victim->runNext.load(std::memory_order_relaxed);
+    if (!t || !t->allowed.test(thief->id)) return nullptr;
+    const uint64_t stamp = victim->contextSwitches.load(std::memory_order_relaxed);
+    if (thief->watchedVictim != victim || thief->watchedThread != t ||
+        thief->watchedStamp != stamp) {
+        thief->watchedVictim = victim;
+        thief->watchedThread = t;
+        thief->watchedStamp = stamp;
+        return nullptr;
+    }
+    thief->watchedThread = nullptr;
+    if (!victim->runNext.compare_exchange_strong(t, nullptr, std::memory_order_acquire)) {
+        return nullptr;
+    }
+    return t;
+}
+
 bool allowedOn(const ThreadContext* t, const Core* core) {
     return t->allowed.test(core->id);
 }
@@ -108,19 +146,42 @@ Core* placeThread(const CoreSet& allowed, int preferred) {
     return &rt.cores[0];
 }
 
-void enqueue(ThreadContext* t, bool balance) {
+void enqueue(ThreadContext* t, bool wakeup) {
     Core* core = t->core;
-    while (!pushIfActive(core, t)) core = placeThread(t->allowed, -1);
     Carrier* self = currentCarrier();
+    if (wakeup && self && self->core == core && core->active.load(std::memory_order_relaxed) &&
+        !core->releaseRequested.load(std::memory_order_relaxed)) {
+        putRunNext(core, t);
+        return;
+    }
+    while (!pushIfActive(core, t)) core = placeThread(t->allowed, -1);
     if (self && self->core == core) {
         // Our own core is awake: we are running on it. Ask for help only when more than one thread
         // waits here (one is usually the thread we are about to switch to).
-        if (balance && core->queued.load(std::memory_order_relaxed) > 1)
+        if (wakeup && core->queued.load(std::memory_order_relaxed) > 1)
             wakeIdleCoreForBalance(core);
         return;
     }
     wakeIfSleeping(core);
-    if (balance) wakeIdleCoreForBalance(core);
+    if (wakeup) wakeIdleCoreForBalance(core);
+}
+
+ThreadContext* takeNext(Core* core) {
+    if (core->runNext.load(std::memory_order_relaxed)) {
+        if (core->queued.load(std::memory_order_relaxed) == 0) {
+            core->runNextStreak = 0;
+        } else if (++core->runNextStreak > kMaxRunNextStreak) {
+            core->runNextStreak = 0;
+            if (ThreadContext* t = dequeue(core)) return t;  // let the queue have a turn
+        }
+        if (ThreadContext* t = core->runNext.exchange(nullptr, std::memory_order_acquire)) return t;
+    }
+    return dequeue(core);
+}
+
+bool hasRunnable(const Core* core) {
+    return core->queued.load(std::memory_order_relaxed) != 0 ||
+           core->runNext.load(std::memory_order_relaxed) != nullptr;
 }
 
 ThreadContext* dequeue(Core* core) {
@@ -162,7 +223,13 @@ ThreadContext* steal(Core* thief) {
     const int start = int(rdtsc() % uint64_t(n));
     for (int k = 0; k < n; ++k) {
         Core* victim = &rt.cores[(start + k) % n];
-        if (victim == thief || victim->queued.load(std::memory_order_relaxed) == 0) continue;
+        if (victim == thief) continue;
+        if (ThreadContext* t = stealRunNext(thief, victim)) {
+            t->core = thief;
+            thief->steals.fetch_add(1, std::memory_order_relaxed);
+            return t;
+        }
+        if (victim->queued.load(std::memory_order_relaxed) == 0) continue;
         if (!victim->queueLock.tryLock()) continue;
         // Take the oldest thread allowed here (it has waited longest).
         ThreadContext* prev = nullptr;
@@ -186,11 +253,16 @@ ThreadContext* steal(Core* thief) {
 }
 
 void migrateAway(Core* core) {
+    ThreadContext* next = core->runNext.exchange(nullptr, std::memory_order_acquire);
     core->queueLock.lock();
     ThreadContext* list = core->head;
     core->head = core->tail = nullptr;
     core->queued.store(0, std::memory_order_relaxed);
     core->queueLock.unlock();
+    if (next) {
+        next->nextRunnable = list;
+        list = next;
+    }
     while (list) {
         ThreadContext* t = list;
         list = t->nextRunnable;

@@ -54,6 +54,21 @@ struct Core {
     std::atomic<uint32_t> parkWord{0};  // carrier sleeps on it while released
     WaitQueue releaseWaiters;           // releaseCore() callers
 
+    // --- Go's "runnext": a thread woken by this core's running thread, run before the queue at the
+    // next switch without touching the queue lock. Set and taken by the core's carrier; a thief may
+    // take it (CAS) only after seeing it sit there across two of its idle passes with no switch on
+    // this core in between (runNextStamp = contextSwitches when it was set), so a waker that keeps
+    // computing cannot strand it. runNextStreak (owner-only) bounds consecutive picks of runNext
+    // while the queue is non-empty, so two threads handing off to each other cannot starve the
+    // queue.
+    alignas(64) std::atomic<ThreadContext*> runNext{nullptr};
+    std::atomic<uint64_t> runNextStamp{0};
+    uint32_t runNextStreak = 0;
+    // Thief-side memory of the last runNext it saw on another core (owner-only).
+    Core* watchedVictim = nullptr;
+    ThreadContext* watchedThread = nullptr;
+    uint64_t watchedStamp = 0;
+
     // --- Owned by the core's carrier (written only there; read racily for statistics).
     alignas(64) Carrier* carrier = nullptr;
     ContextCache cache;
@@ -76,11 +91,16 @@ struct Carrier {
 
 // --- Run queues and placement (core.cc).
 // Makes `t` runnable on its home core, or on another allowed active core if that one was released.
-// `balance`: also wake an idle core so it can steal (for wake-ups from other threads, not for
-// yield).
-void enqueue(ThreadContext* t, bool balance);
-// Pops the oldest runnable thread of `core`, or null.
+// `wakeup`: t was woken or created by another thread: it may take the runNext slot when that thread
+// runs on t's core, and an idle core is woken to steal when work piles up. Yields and migrations
+// pass false (they go to the back of the queue).
+void enqueue(ThreadContext* t, bool wakeup);
+// The next thread this core should run (runNext, else the queue), or null. Owner-only.
+ThreadContext* takeNext(Core* core);
+// Pops the oldest runnable thread of `core`'s queue, or null.
 ThreadContext* dequeue(Core* core);
+// True when the core has a runnable thread (queue or runNext); a hint.
+bool hasRunnable(const Core* core);
 // For yield: pops the oldest runnable thread and queues `self` behind the others in one critical
 // section (self->switching is set first). Null (and nothing queued) when the queue is empty.
 ThreadContext* swapWithNext(Core* core, ThreadContext* self);

@@ -79,9 +79,13 @@ void switchTo(ThreadContext* self, ThreadContext* next, AfterSwitch action) {
         fireExpiredTimers(core);
         if (action == AfterSwitch::requeue) {
             next = swapWithNext(core, self);
-            if (next) action = AfterSwitch::queued;
+            if (next) {
+                action = AfterSwitch::queued;
+            } else {
+                next = takeNext(core);  // only runNext was waiting: requeue after the switch
+            }
         } else {
-            next = dequeue(core);
+            next = takeNext(core);
         }
     }
     core->contextSwitches.store(core->contextSwitches.load(std::memory_order_relaxed) + 1,

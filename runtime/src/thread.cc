@@ -309,8 +309,7 @@ void yield() {
     }
     Core* core = self->carrier->core;
     const uint64_t deadline = core->nextDeadlineTsc.load(std::memory_order_relaxed);
-    if (core->queued.load(std::memory_order_relaxed) == 0 &&
-        !core->releaseRequested.load(std::memory_order_relaxed) &&
+    if (!hasRunnable(core) && !core->releaseRequested.load(std::memory_order_relaxed) &&
         (deadline == ~uint64_t{0} || rdtsc() < deadline)) {
         return;  // nothing else could run here
     }
