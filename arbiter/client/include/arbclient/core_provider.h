@@ -1,0 +1,33 @@
+// The interface the user-thread runtime uses to get cores. CoreArbiterClient implements it against
+// the core arbiter; tests of the runtime can substitute a mock.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace arbclient {
+
+constexpr int kPriorityLevels = 8;  // 0 = highest
+
+class CoreProvider {
+  public:
+    virtual ~CoreProvider() = default;
+
+    // Asks for perPriority[p] cores at priority p, with at least minCores and at most maxCores in
+    // all. Returns false with `error` when the request could not be delivered.
+    virtual bool setRequestedCores(const std::array<uint32_t, kPriorityLevels>& perPriority,
+                                   uint32_t minCores, uint32_t maxCores, std::string* error) = 0;
+
+    // Called by a carrier kernel thread: blocks until the arbiter grants the calling thread a core
+    // (the thread has then been moved onto it) and returns its id, or -1 on shutdown/fatal error.
+    virtual int blockUntilCoreAvailable() = 0;
+
+    // True when the arbiter asks for `coreId` back. Cheap enough to call on every dispatcher pass.
+    virtual bool mustReleaseCore(int coreId) const = 0;
+
+    // The carrier on `coreId` has stopped using it; it then calls blockUntilCoreAvailable() again.
+    virtual void releaseCore(int coreId) = 0;
+};
+
+}  // namespace arbclient

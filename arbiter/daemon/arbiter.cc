@@ -1,0 +1,584 @@
+#include "arbiter.h"
+
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "log.h"
+
+namespace arbd {
+
+using arbproto::ErrorCode;
+
+namespace {
+double seconds(Clock::duration d) {
+    return std::chrono::duration<double>(d).count();
+}
+}  // namespace
+
+Arbiter::Arbiter(ArbiterConfig config, Backend& backend, Transport& transport, Sys& sys)
+    : cfg_(std::move(config)),
+      backend_(backend),
+      transport_(transport),
+      sys_(sys),
+      proc_(sys, cfg_.procRoot) {
+    for (const auto& cpu : cfg_.managed.cpus) cores_[cpu.id] = CoreSlot{};
+    // Session ids are unguessable so a process cannot attach carriers to another's session
+    // (the peer pid is checked as well).
+    if (getrandom(&sessionSalt_, sizeof(sessionSalt_), 0) != sizeof(sessionSalt_))
+        sessionSalt_ =
+            static_cast<uint64_t>(Clock::now().time_since_epoch().count()) * 0x9e3779b97f4a7c15ull;
+}
+
+Arbiter::~Arbiter() = default;
+
+bool Arbiter::start(Clock::time_point now, std::string* error) {
+    std::vector<Leftover> leftovers;
+    if (!backend_.start(&leftovers, error)) return false;
+    for (const auto& l : leftovers) {
+        auto it = cores_.find(l.core);
+        if (it == cores_.end() || it->second.orphanTid != 0) {
+            std::string ignored;
+            backend_.moveToUnmanaged(l.tid, &ignored);
+            continue;
+        }
+        it->second.orphanTid = l.tid;
+        backendGranted_.insert(l.core);
+        logf(LogLevel::kInfo,
+             "thread %d left on core %d by a previous arbiter; awaiting its process", l.tid,
+             l.core);
+    }
+    if (!backendGranted_.empty()) orphanDeadline_ = now + cfg_.readoptTimeout;
+    return true;
+}
+
+void Arbiter::stop() {
+    for (auto& [id, c] : carriers_)
+        if (c->state == CarrierState::kGranted || c->state == CarrierState::kReleasing)
+            unmanage(*c, "arbiter stopping");
+    backend_.stop();
+}
+
+void Arbiter::onConnect(ConnId conn, const Peer& peer) {
+    conns_[conn] = Conn{peer, ConnKind::kNew, 0};
+    counters_.connections++;
+}
+
+void Arbiter::fail(ConnId conn, ErrorCode code, const std::string& why) {
+    logf(LogLevel::kWarn, "closing connection %llu: %s", static_cast<unsigned long long>(conn),
+         why.c_str());
+    counters_.protocolErrors++;
+    transport_.send(conn, arbproto::ErrorReply{code, why});
+}
+
+void Arbiter::onProtocolError(ConnId conn, const std::string& why, Clock::time_point now) {
+    if (!conns_.count(conn)) return;
+    fail(conn, ErrorCode::kProtocol, why);
+    onDisconnect(conn, now);
+    transport_.close(conn);
+}
+
+void Arbiter::onMessage(ConnId conn, const arbproto::ClientMessage& message,
+                        Clock::time_point now) {
+    auto it = conns_.find(conn);
+    if (it == conns_.end()) return;
+    Conn& c = it->second;
+    const char* misplaced = nullptr;
+    switch (c.kind) {
+        case ConnKind::kNew:
+            if (auto* m = std::get_if<arbproto::Hello>(&message))
+                hello(conn, c, *m);
+            else if (auto* a = std::get_if<arbproto::Attach>(&message))
+                attach(conn, c, *a);
+            else
+                misplaced = "expected hello or attach first";
+            break;
+        case ConnKind::kProcess: {
+            Process* p = processOf(c.ref);
+            if (auto* m = std::get_if<arbproto::SetRequest>(&message)) {
+                setRequest(conn, *p, *m);
+            } else if (std::holds_alternative<arbproto::Goodbye>(message)) {
+                removeProcess(c.ref, true);
+            } else {
+                misplaced = "message not allowed on a process connection";
+            }
+            break;
+        }
+        case ConnKind::kCarrier: {
+            Carrier* k = carrierOf(c.ref);
+            if (std::holds_alternative<arbproto::Block>(message) &&
+                k->state == CarrierState::kIdle) {
+                k->state = CarrierState::kWaiting;
+            } else if (auto* m = std::get_if<arbproto::ReleaseDone>(&message)) {
+                releaseDone(*k, *m);
+            } else if (std::holds_alternative<arbproto::Goodbye>(message)) {
+                removeCarrier(k->id, true);
+            } else {
+                misplaced = "message not allowed on a carrier connection in this state";
+            }
+            break;
+        }
+        case ConnKind::kObserver:
+            if (std::holds_alternative<arbproto::StatusQuery>(message))
+                transport_.send(conn, status());
+            else
+                misplaced = "observers may only query status";
+            break;
+    }
+    if (misplaced) {
+        onProtocolError(conn, misplaced, now);
+        return;
+    }
+    rebalance(now);
+}
+
+void Arbiter::hello(ConnId conn, Conn& c, const arbproto::Hello& m) {
+    arbproto::HelloReply reply;
+    reply.epoch = cfg_.epoch;
+    if (m.role == arbproto::Role::kObserver) {
+        c.kind = ConnKind::kObserver;
+        transport_.send(conn, reply);
+        return;
+    }
+    auto p = std::make_unique<Process>();
+    std::string error;
+    int fd = -1;
+    p->page = ReleasePage::create(sys_, cfg_.epoch, &fd, &error);
+    if (!p->page) {
+        logf(LogLevel::kError, "cannot create release page for pid %d: %s", c.peer.pid,
+             error.c_str());
+        transport_.send(conn,
+                        arbproto::ErrorReply{ErrorCode::kInternal, "no release page: " + error});
+        transport_.close(conn);
+        conns_.erase(conn);
+        return;
+    }
+    p->session = newSessionId();
+    p->conn = conn;
+    p->peer = c.peer;
+    p->command = proc_.command(c.peer.pid);
+    p->groups = proc_.groups(c.peer.pid);
+    // Threads a crashed instance left on cores stay where they are until re-adopted.
+    std::set<pid_t> keep;
+    for (const auto& [core, slot] : cores_)
+        if (slot.orphanTid && proc_.threadBelongsTo(c.peer.pid, slot.orphanTid))
+            keep.insert(slot.orphanTid);
+    if (!backend_.adoptProcess(c.peer.pid, keep, &error)) {
+        counters_.backendErrors++;
+        logf(LogLevel::kWarn, "cannot move pid %d to the unmanaged set: %s", c.peer.pid,
+             error.c_str());
+    }
+    c.kind = ConnKind::kProcess;
+    c.ref = p->session;
+    reply.pageSize = arbproto::kSharedPageSize;
+    reply.sessionId = p->session;
+    logf(LogLevel::kInfo, "process %d (%s, uid %u) registered%s", c.peer.pid, p->command.c_str(),
+         c.peer.uid, (m.flags & arbproto::kHelloFlagReconnect) ? " again after a restart" : "");
+    processes_[p->session] = std::move(p);
+    transport_.send(conn, reply, fd);
+}
+
+void Arbiter::attach(ConnId conn, Conn& c, const arbproto::Attach& m) {
+    Process* p = processOf(m.sessionId);
+    const char* refusal = nullptr;
+    ErrorCode code = ErrorCode::kPermission;
+    if (!p) {
+        refusal = "unknown session";
+        code = ErrorCode::kUnknownSession;
+    } else if (p->peer.pid != c.peer.pid) {
+        refusal = "carrier connection from another process";
+    } else if (!proc_.threadBelongsTo(c.peer.pid, m.tid)) {
+        refusal = "tid is not a thread of the connecting process";
+    } else {
+        for (uint64_t id : p->carriers)
+            if (carrierOf(id)->tid == m.tid) refusal = "tid already registered";
+    }
+    if (refusal) {
+        fail(conn, code, refusal);
+        conns_.erase(conn);
+        transport_.close(conn);
+        return;
+    }
+    auto carrier = std::make_unique<Carrier>();
+    carrier->id = nextCarrierId_++;
+    carrier->conn = conn;
+    carrier->session = p->session;
+    carrier->tid = m.tid;
+    c.kind = ConnKind::kCarrier;
+    c.ref = carrier->id;
+    arbproto::AttachReply reply;
+    if (m.claimedCore >= 0) claim(*p, *carrier, m.claimedCore, &reply);
+    p->carriers.insert(carrier->id);
+    carriers_[carrier->id] = std::move(carrier);
+    transport_.send(conn, reply);
+}
+
+// A carrier still running on `core` after an arbiter restart. It is re-adopted when the crashed
+// instance left exactly this thread on that core (or, for the affinity backend, it is pinned there
+// and the core is free); otherwise it is moved off and asked to release through the page.
+bool Arbiter::claim(Process& p, Carrier& carrier, int core, arbproto::AttachReply* reply) {
+    auto it = cores_.find(core);
+    bool adopt = false;
+    if (it != cores_.end() && !p.page->isSet(core)) {
+        CoreSlot& slot = it->second;
+        if (slot.orphanTid == carrier.tid) {
+            adopt = true;
+        } else if (slot.orphanTid == 0 && slot.owner == 0) {
+            adopt = backend_.pinnedCore(carrier.tid) == core;
+        }
+    }
+    carrier.core = core;
+    carrier.generation = nextGeneration_++;
+    reply->core = core;
+    reply->generation = carrier.generation;
+    if (adopt) {
+        it->second.orphanTid = 0;
+        it->second.owner = carrier.id;
+        carrier.state = CarrierState::kGranted;
+        backendGranted_.insert(core);
+        grantedDirty_ = true;
+        counters_.adoptedCarriers++;
+        reply->status = arbproto::AttachStatus::kOk;
+        logf(LogLevel::kInfo, "re-adopted thread %d of pid %d on core %d", carrier.tid, p.peer.pid,
+             core);
+        return true;
+    }
+    std::string error;
+    backend_.moveToUnmanaged(carrier.tid, &error);
+    carrier.state = CarrierState::kForcedOut;
+    p.page->set(core, true);
+    reply->status = arbproto::AttachStatus::kClaimRefused;
+    logf(LogLevel::kInfo, "refused claim of thread %d of pid %d on core %d", carrier.tid,
+         p.peer.pid, core);
+    return false;
+}
+
+void Arbiter::setRequest(ConnId conn, Process& p, const arbproto::SetRequest& m) {
+    arbproto::SetRequest clamped = m;
+    arbproto::RequestAck ack;
+    if (cfg_.limits) {
+        arbpolicy::ProcessRequest r;
+        r.key = p.session;
+        r.requested = m.perPriority;
+        r.minCores = m.minCores;
+        r.maxCores = m.maxCores;
+        std::string why;
+        auto limit = cfg_.limits->limitFor(p.peer.uid, p.groups);
+        if (cfg_.limits->clamp(limit, &r, &why)) {
+            counters_.clampedRequests++;
+            ack.clamped = 1;
+            logf(LogLevel::kInfo, "request of pid %d (uid %u) clamped: %s", p.peer.pid, p.peer.uid,
+                 why.c_str());
+        }
+        clamped.perPriority = r.requested;
+        clamped.minCores = r.minCores;
+        clamped.maxCores = r.maxCores;
+    }
+    p.request = clamped;
+    p.hasRequest = true;
+    ack.perPriority = clamped.perPriority;
+    ack.minCores = clamped.minCores;
+    ack.maxCores = clamped.maxCores;
+    transport_.send(conn, ack);
+}
+
+void Arbiter::releaseDone(Carrier& carrier, const arbproto::ReleaseDone& m) {
+    bool holds = carrier.state == CarrierState::kGranted ||
+                 carrier.state == CarrierState::kReleasing ||
+                 carrier.state == CarrierState::kForcedOut;
+    if (!holds || carrier.core != m.core || carrier.generation != m.generation) {
+        counters_.staleReleases++;
+        logf(LogLevel::kDebug, "stale release of core %d by thread %d ignored", m.core,
+             carrier.tid);
+        return;
+    }
+    Process* p = processOf(carrier.session);
+    if (carrier.state != CarrierState::kForcedOut) {
+        freeCore(carrier.core);
+        counters_.releases++;
+        toUnmanage_.push_back(carrier.id);
+    }
+    p->page->set(carrier.core, false);
+    carrier.state = CarrierState::kIdle;
+    carrier.core = -1;
+}
+
+void Arbiter::onDisconnect(ConnId conn, Clock::time_point now) {
+    auto it = conns_.find(conn);
+    if (it == conns_.end()) return;
+    Conn c = it->second;
+    conns_.erase(it);
+    if (c.kind == ConnKind::kProcess)
+        removeProcess(c.ref, false);
+    else if (c.kind == ConnKind::kCarrier)
+        removeCarrier(c.ref, false);
+    rebalance(now);
+}
+
+// Moves a carrier off its core right now (forced reclaim, disconnect, refused claim, shutdown).
+void Arbiter::unmanage(Carrier& carrier, const char* why) {
+    std::string error;
+    if (!backend_.moveToUnmanaged(carrier.tid, &error) && proc_.threadAlive(carrier.tid)) {
+        counters_.backendErrors++;
+        logf(LogLevel::kWarn, "%s: cannot move thread %d off core %d: %s", why, carrier.tid,
+             carrier.core, error.c_str());
+    }
+}
+
+void Arbiter::freeCore(int core) {
+    cores_[core].owner = 0;
+    backendGranted_.erase(core);
+    grantedDirty_ = true;
+}
+
+void Arbiter::removeCarrier(uint64_t id, bool closeConn) {
+    Carrier* c = carrierOf(id);
+    if (!c) return;
+    Process* p = processOf(c->session);
+    if (c->state == CarrierState::kGranted || c->state == CarrierState::kReleasing) {
+        unmanage(*c, "carrier gone");
+        freeCore(c->core);
+        counters_.disconnectReclaims++;
+    }
+    if (c->core >= 0 && p) p->page->set(c->core, false);
+    if (p) p->carriers.erase(id);
+    if (closeConn) {
+        conns_.erase(c->conn);
+        transport_.close(c->conn);
+    }
+    carriers_.erase(id);
+}
+
+void Arbiter::removeProcess(uint64_t session, bool closeConn) {
+    Process* p = processOf(session);
+    if (!p) return;
+    logf(LogLevel::kInfo, "process %d (%s) left", p->peer.pid, p->command.c_str());
+    for (uint64_t id : std::set<uint64_t>(p->carriers)) removeCarrier(id, true);
+    if (closeConn) {
+        conns_.erase(p->conn);
+        transport_.close(p->conn);
+    }
+    processes_.erase(session);
+}
+
+Arbiter::Carrier* Arbiter::carrierOf(uint64_t id) {
+    auto it = carriers_.find(id);
+    return it == carriers_.end() ? nullptr : it->second.get();
+}
+
+Arbiter::Process* Arbiter::processOf(uint64_t session) {
+    auto it = processes_.find(session);
+    return it == processes_.end() ? nullptr : it->second.get();
+}
+
+uint64_t Arbiter::newSessionId() {
+    uint64_t id = (sessionSalt_ ^ (++sessionCounter_ * 0x9e3779b97f4a7c15ull));
+    return id == 0 ? 1 : id;
+}
+
+void Arbiter::setLimits(std::optional<arbpolicy::LimitsConfig> limits) {
+    cfg_.limits = std::move(limits);
+}
+
+// Recomputes the allocation and applies the difference: releases are asked for first (they take
+// time), then every core that is free and due to a process with a waiting carrier is granted.
+void Arbiter::rebalance(Clock::time_point now) {
+    std::vector<arbpolicy::ProcessRequest> requests;
+    arbpolicy::Grants current;
+    for (auto& [session, p] : processes_) {
+        if (!p->hasRequest) continue;
+        arbpolicy::ProcessRequest r;
+        r.key = session;
+        r.requested = p->request.perPriority;
+        r.maxCores =
+            std::min<uint32_t>(p->request.maxCores, static_cast<uint32_t>(p->carriers.size()));
+        r.minCores = std::min(p->request.minCores, r.maxCores);
+        requests.push_back(r);
+        for (uint64_t id : p->carriers) {
+            Carrier* c = carrierOf(id);
+            if (c->state == CarrierState::kGranted) current[session].push_back(c->core);
+        }
+    }
+    arbpolicy::Grants desired = arbpolicy::allocate(cfg_.managed, requests, current);
+    std::set<int> assigned;
+    for (auto& [session, p] : processes_) {
+        std::set<int> want;
+        auto d = desired.find(session);
+        if (d != desired.end() && p->hasRequest) {
+            for (int core : d->second) {
+                if (!isManaged(core) || !assigned.insert(core).second) {
+                    logf(LogLevel::kError, "allocation gave core %d twice or unmanaged; ignored",
+                         core);
+                    continue;
+                }
+                want.insert(core);
+            }
+        }
+        for (uint64_t id : std::set<uint64_t>(p->carriers)) {
+            Carrier* c = carrierOf(id);
+            if (c->state == CarrierState::kGranted && !want.count(c->core)) revoke(*p, *c, now);
+        }
+        for (auto it = p->dueSince.begin(); it != p->dueSince.end();)
+            it = want.count(it->first) ? std::next(it) : p->dueSince.erase(it);
+        for (int core : want) {
+            const CoreSlot& slot = cores_[core];
+            bool mine = slot.owner && carrierOf(slot.owner)->session == session;
+            if (mine) continue;
+            p->dueSince.emplace(core, now);
+            if (slot.owner || slot.orphanTid || p->page->isSet(core)) continue;
+            grant(*p, core, now);
+        }
+    }
+}
+
+bool Arbiter::grant(Process& p, int core, Clock::time_point now) {
+    for (;;) {
+        Carrier* c = nullptr;
+        for (uint64_t id : p.carriers) {
+            Carrier* k = carrierOf(id);
+            if (k->state == CarrierState::kWaiting) {
+                c = k;
+                break;
+            }
+        }
+        if (!c) return false;
+        std::string error;
+        if (!backend_.moveToCore(c->tid, core, &error)) {
+            counters_.backendErrors++;
+            logf(LogLevel::kWarn, "cannot move thread %d to core %d: %s; dropping the carrier",
+                 c->tid, core, error.c_str());
+            removeCarrier(c->id, true);
+            continue;
+        }
+        cores_[core].owner = c->id;
+        c->state = CarrierState::kGranted;
+        c->core = core;
+        c->generation = nextGeneration_++;
+        transport_.send(c->conn, arbproto::Granted{core, c->generation});
+        backendGranted_.insert(core);
+        grantedDirty_ = true;
+        counters_.grants++;
+        auto due = p.dueSince.find(core);
+        if (due != p.dueSince.end()) {
+            counters_.grantLatency.observe(seconds(now - due->second));
+            p.dueSince.erase(due);
+        }
+        return true;
+    }
+}
+
+void Arbiter::revoke(Process& p, Carrier& carrier, Clock::time_point now) {
+    carrier.state = CarrierState::kReleasing;
+    p.page->set(carrier.core, true);
+    releaseDeadlines_.emplace(now + cfg_.releaseTimeout, Deadline{carrier.id, carrier.generation});
+    logf(LogLevel::kDebug, "asked pid %d to release core %d", p.peer.pid, carrier.core);
+}
+
+// Release deadlines carry the grant generation, so a deadline of an earlier grant never touches a
+// later one of the same carrier.
+void Arbiter::onTimer(Clock::time_point now) {
+    bool changed = false;
+    while (!releaseDeadlines_.empty() && releaseDeadlines_.begin()->first <= now) {
+        Deadline d = releaseDeadlines_.begin()->second;
+        releaseDeadlines_.erase(releaseDeadlines_.begin());
+        Carrier* c = carrierOf(d.carrier);
+        if (!c || c->state != CarrierState::kReleasing || c->generation != d.generation) continue;
+        Process* p = processOf(c->session);
+        logf(LogLevel::kInfo, "pid %d did not release core %d in time; moving thread %d off it",
+             p->peer.pid, c->core, c->tid);
+        unmanage(*c, "forced reclaim");
+        freeCore(c->core);
+        c->state = CarrierState::kForcedOut;
+        counters_.forcedReclaims++;
+        changed = true;
+    }
+    if (orphanDeadline_ && *orphanDeadline_ <= now) {
+        expireOrphans();
+        changed = true;
+    }
+    if (changed) rebalance(now);
+}
+
+void Arbiter::expireOrphans() {
+    orphanDeadline_.reset();
+    for (auto& [core, slot] : cores_) {
+        if (!slot.orphanTid) continue;
+        std::string ignored;
+        backend_.moveToUnmanaged(slot.orphanTid, &ignored);
+        logf(LogLevel::kInfo, "thread %d on core %d was not re-adopted; moved off", slot.orphanTid,
+             core);
+        slot.orphanTid = 0;
+        freeCore(core);
+    }
+}
+
+void Arbiter::flush() {
+    for (uint64_t id : toUnmanage_) {
+        Carrier* c = carrierOf(id);
+        if (c && (c->state == CarrierState::kIdle || c->state == CarrierState::kWaiting))
+            unmanage(*c, "released");
+    }
+    toUnmanage_.clear();
+    if (grantedDirty_) {
+        grantedDirty_ = false;
+        std::string error;
+        if (!backend_.setGrantedCores(backendGranted_, &error)) {
+            counters_.backendErrors++;
+            logf(LogLevel::kWarn, "cannot update the unmanaged set: %s", error.c_str());
+        }
+    }
+}
+
+std::optional<Clock::time_point> Arbiter::nextDeadline() const {
+    std::optional<Clock::time_point> next = orphanDeadline_;
+    if (!releaseDeadlines_.empty() && (!next || releaseDeadlines_.begin()->first < *next))
+        next = releaseDeadlines_.begin()->first;
+    return next;
+}
+
+arbproto::StatusReply Arbiter::status() const {
+    arbproto::StatusReply s;
+    s.epoch = cfg_.epoch;
+    for (const auto& [core, slot] : cores_) s.managed.push_back(core);
+    for (const auto& [session, p] : processes_) {
+        arbproto::ProcessStatus ps;
+        ps.pid = p->peer.pid;
+        ps.uid = p->peer.uid;
+        ps.command = p->command;
+        if (p->hasRequest) {
+            ps.requested = p->request.perPriority;
+            ps.minCores = p->request.minCores;
+            ps.maxCores = p->request.maxCores;
+        }
+        ps.carriers = static_cast<uint32_t>(p->carriers.size());
+        for (uint64_t id : p->carriers) {
+            const Carrier& c = *carriers_.at(id);
+            if (c.state == CarrierState::kGranted || c.state == CarrierState::kReleasing)
+                ps.granted.push_back(c.core);
+            if (c.state == CarrierState::kReleasing || c.state == CarrierState::kForcedOut)
+                ps.pendingReleases.push_back(c.core);
+        }
+        std::sort(ps.granted.begin(), ps.granted.end());
+        std::sort(ps.pendingReleases.begin(), ps.pendingReleases.end());
+        s.processes.push_back(std::move(ps));
+    }
+    return s;
+}
+
+std::string Arbiter::metricsText() const {
+    Gauges g;
+    g.processes = processes_.size();
+    g.carriers = carriers_.size();
+    g.managedCores = cores_.size();
+    for (const auto& [session, p] : processes_)
+        if (p->hasRequest)
+            for (size_t i = 0; i < g.demand.size(); i++) g.demand[i] += p->request.perPriority[i];
+    for (const auto& [core, slot] : cores_) g.grantedCores += slot.owner != 0;
+    for (const auto& [id, c] : carriers_)
+        g.pendingReleases +=
+            c->state == CarrierState::kReleasing || c->state == CarrierState::kForcedOut;
+    return renderMetrics(counters_, g);
+}
+
+}  // namespace arbd

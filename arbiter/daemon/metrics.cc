@@ -1,0 +1,82 @@
+#include "metrics.h"
+
+#include <stdio.h>
+
+namespace arbd {
+
+Histogram::Histogram()
+    : bounds_{5e-6, 10e-6, 20e-6, 40e-6, 100e-6, 250e-6, 1e-3, 5e-3, 10e-3, 50e-3, 0.25, 1.0},
+      buckets_(bounds_.size() + 1, 0) {}
+
+void Histogram::observe(double seconds) {
+    size_t i = 0;
+    while (i < bounds_.size() && seconds > bounds_[i]) i++;
+    buckets_[i]++;
+    sum_ += seconds;
+    count_++;
+}
+
+void Histogram::render(const std::string& name, const std::string& help, std::string* out) const {
+    char line[256];
+    *out += "# HELP " + name + " " + help + "\n# TYPE " + name + " histogram\n";
+    uint64_t cumulative = 0;
+    for (size_t i = 0; i <= bounds_.size(); i++) {
+        cumulative += buckets_[i];
+        if (i < bounds_.size())
+            snprintf(line, sizeof(line), "%s_bucket{le=\"%g\"} %llu\n", name.c_str(), bounds_[i],
+                     static_cast<unsigned long long>(cumulative));
+        else
+            snprintf(line, sizeof(line), "%s_bucket{le=\"+Inf\"} %llu\n", name.c_str(),
+                     static_cast<unsigned long long>(cumulative));
+        *out += line;
+    }
+    snprintf(line, sizeof(line), "%s_sum %.9f\n%s_count %llu\n", name.c_str(), sum_, name.c_str(),
+             static_cast<unsigned long long>(count_));
+    *out += line;
+}
+
+namespace {
+void metric(std::string* out, const char* name, const char* type, const char* help,
+            uint64_t value) {
+    *out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" +
+            name + " " + std::to_string(value) + "\n";
+}
+}  // namespace
+
+std::string renderMetrics(const Counters& c, const Gauges& g) {
+    std::string out;
+    metric(&out, "arbiter_grants_total", "counter", "Cores granted to carriers.", c.grants);
+    metric(&out, "arbiter_releases_total", "counter", "Cores released cooperatively.", c.releases);
+    metric(&out, "arbiter_forced_reclaims_total", "counter",
+           "Cores taken back after the release timeout.", c.forcedReclaims);
+    metric(&out, "arbiter_disconnect_reclaims_total", "counter",
+           "Cores taken back from disconnected or dead clients.", c.disconnectReclaims);
+    metric(&out, "arbiter_stale_releases_total", "counter",
+           "Release acknowledgements for an older grant (ignored).", c.staleReleases);
+    metric(&out, "arbiter_protocol_errors_total", "counter",
+           "Connections closed for malformed or out-of-order messages.", c.protocolErrors);
+    metric(&out, "arbiter_connections_total", "counter", "Accepted connections.", c.connections);
+    metric(&out, "arbiter_backend_errors_total", "counter", "Failed backend operations.",
+           c.backendErrors);
+    metric(&out, "arbiter_clamped_requests_total", "counter",
+           "Requests reduced by the configured limits.", c.clampedRequests);
+    metric(&out, "arbiter_adopted_carriers_total", "counter",
+           "Carriers re-adopted after an arbiter restart.", c.adoptedCarriers);
+    out +=
+        "# HELP arbiter_demand_cores Cores requested, per priority level (0 = highest).\n"
+        "# TYPE arbiter_demand_cores gauge\n";
+    for (size_t p = 0; p < g.demand.size(); p++)
+        out += "arbiter_demand_cores{priority=\"" + std::to_string(p) + "\"} " +
+               std::to_string(g.demand[p]) + "\n";
+    metric(&out, "arbiter_processes", "gauge", "Registered processes.", g.processes);
+    metric(&out, "arbiter_carriers", "gauge", "Registered carrier threads.", g.carriers);
+    metric(&out, "arbiter_managed_cores", "gauge", "Cores the arbiter hands out.", g.managedCores);
+    metric(&out, "arbiter_granted_cores", "gauge", "Cores currently granted.", g.grantedCores);
+    metric(&out, "arbiter_pending_releases", "gauge", "Releases asked for and not yet done.",
+           g.pendingReleases);
+    c.grantLatency.render("arbiter_grant_latency_seconds",
+                          "Time from a core being due to a process to the grant being sent.", &out);
+    return out;
+}
+
+}  // namespace arbd

@@ -1,0 +1,56 @@
+// The thin syscall/filesystem layer under the backends and the arbiter. Production uses RealSys;
+// tests substitute FaultySys (tests/) to inject errors and FakeCgroupSys (fake backend) to emulate
+// cpuset membership on a plain directory tree. Every call returns 0 or an errno value.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace arbd {
+
+class Sys {
+  public:
+    virtual ~Sys() = default;
+    virtual int readFile(const std::string& path, std::string* out) = 0;
+    // Truncates and writes `data` with a single write(2), as cgroup control files require.
+    virtual int writeFile(const std::string& path, const std::string& data) = 0;
+    virtual int appendFile(const std::string& path, const std::string& data) = 0;
+    virtual int makeDir(const std::string& path) = 0;
+    virtual int removeDir(const std::string& path) = 0;
+    virtual int removeFile(const std::string& path) = 0;
+    // Names of the entries of `path` (no "." / ".."); directories only when dirsOnly.
+    virtual int listDir(const std::string& path, bool dirsOnly,
+                        std::vector<std::string>* names) = 0;
+    virtual bool exists(const std::string& path) = 0;
+    virtual int setAffinity(pid_t tid, const std::vector<int>& cpus) = 0;
+    virtual int getAffinity(pid_t tid, std::vector<int>* cpus) = 0;
+    // memfd of `size` bytes that allows sealing; *fd set on success.
+    virtual int createSharedMemory(size_t size, int* fd) = 0;
+};
+
+// Forwards every call to the kernel.
+std::unique_ptr<Sys> makeRealSys();
+
+// errno text with the path, e.g. "write /x/tasks: No such process".
+std::string sysError(const char* op, const std::string& path, int err);
+
+// Process facts read through a Sys from a proc root (default "/proc").
+class ProcInfo {
+  public:
+    ProcInfo(Sys& sys, std::string procRoot) : sys_(sys), root_(std::move(procRoot)) {}
+    bool threadBelongsTo(pid_t pid, pid_t tid);
+    bool threadAlive(pid_t tid);
+    std::vector<pid_t> threads(pid_t pid);
+    std::string command(pid_t pid);
+    std::vector<gid_t> groups(pid_t pid);
+    const std::string& root() const { return root_; }
+
+  private:
+    Sys& sys_;
+    std::string root_;
+};
+
+}  // namespace arbd
