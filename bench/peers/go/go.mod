@@ -1,0 +1,3 @@
+module arbrun/bench/peers/go
+
+go 1.19
