@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "arbrt/host.h"
 #include "arch.h"
 #include "glibc_tcb.h"
 #include "overflow.h"
@@ -18,6 +19,8 @@ bool gHaveFsgsbase = false;
 RuntimeState* gRuntime = nullptr;
 
 namespace {
+
+HostThreadApi gHost{&pthread_create, &pthread_join};
 
 constexpr uint64_t kMaxIdleSpinNs = 1'000'000'000;
 constexpr size_t kMinStackOption = 16 * 1024;
@@ -57,7 +60,7 @@ void* carrierMain(void* arg) {
 void stopCarriers(RuntimeState& rt, int started) {
     rt.stopping.store(true, std::memory_order_release);
     for (int i = 0; i < started; ++i) wakeCarrier(&rt.cores[i]);
-    for (int i = 0; i < started; ++i) pthread_join(rt.carriers[i].thread, nullptr);
+    for (int i = 0; i < started; ++i) gHost.join(rt.carriers[i].thread, nullptr);
     for (int i = 0; i < rt.numCores; ++i) flushCache(&rt.cores[i].cache);
 }
 
@@ -91,7 +94,7 @@ std::optional<Error> start(const RuntimeOptions& options) {
     gRuntime = rt;
     for (int i = 0; i < rt->numCores; ++i) {
         if (int err =
-                pthread_create(&rt->carriers[i].thread, nullptr, carrierMain, &rt->carriers[i])) {
+                gHost.create(&rt->carriers[i].thread, nullptr, carrierMain, &rt->carriers[i])) {
             stopCarriers(*rt, i);
             gRuntime = nullptr;
             delete rt;
@@ -113,6 +116,22 @@ bool stop() {
 
 bool isRunning() {
     return gRuntime != nullptr;
+}
+
+void setHostThreadApi(const HostThreadApi& api) {
+    if (api.create) gHost.create = api.create;
+    if (api.join) gHost.join = api.join;
+}
+
+void waitUntilNoThreads() {
+    RuntimeState* rt = gRuntime;
+    if (!rt || currentContext()) return;
+    // Rare path (a main thread that called pthread_exit): poll the live count with a short sleep
+    // rather than adding a wake-up to every thread exit.
+    while (rt->liveThreads.load(std::memory_order_acquire) != 0) {
+        timespec ts{0, 1'000'000};
+        clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, nullptr);
+    }
 }
 
 int numCores() {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "arbrt/errors.h"
+#include "arbrt/parking_lot.h"
 #include "arbrt/sync.h"
 #include "arbrt/thread.h"
 #include "arbrt/time.h"

@@ -44,6 +44,10 @@ struct Waiter {
     uint32_t generation = 0;
     std::atomic<uint32_t> state{kWaiting};
     uintptr_t tag = 0;  // primitive-specific (rwlock: reader or writer)
+    // Parking lot only: the address parked on (changed by requeue, under both buckets' locks) and
+    // the FUTEX_*_BITSET mask.
+    std::atomic<uintptr_t> key{0};
+    uint32_t bitset = ~0u;
 };
 
 // FIFO of waiters. Concurrency: all fields are guarded by `lock`.
