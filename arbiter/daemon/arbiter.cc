@@ -49,7 +49,10 @@ bool Arbiter::start(Clock::time_point now, std::string* error) {
              "thread %d left on core %d by a previous arbiter; awaiting its process", l.tid,
              l.core);
     }
-    if (!backendGranted_.empty()) orphanDeadline_ = now + cfg_.readoptTimeout;
+    if (!backendGranted_.empty()) {
+        orphanDeadline_ = now + cfg_.readoptTimeout;
+        grantedDirty_ = true;
+    }
     return true;
 }
 
