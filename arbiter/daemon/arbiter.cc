@@ -406,9 +406,11 @@ void Arbiter::rebalance(Clock::time_point now) {
     arbpolicy::Grants desired = arbpolicy::allocate(cfg_.managed, requests, current);
     std::set<int> assigned;
     for (auto& [session, p] : processes_) {
+        // A re-registered process holds adopted cores before it resends its request: leave it be.
+        if (!p->hasRequest) continue;
         std::set<int> want;
         auto d = desired.find(session);
-        if (d != desired.end() && p->hasRequest) {
+        if (d != desired.end()) {
             for (int core : d->second) {
                 if (!isManaged(core) || !assigned.insert(core).second) {
                     logf(LogLevel::kError, "allocation gave core %d twice or unmanaged; ignored",
