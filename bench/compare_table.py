@@ -41,7 +41,8 @@ PUBLISHED = ("published: Arachne 320 ns cross-core create, 272 ns condvar notify
 
 
 def load(path):
-    """Returns {benchmark name: {"real": [ns/op...], "cpu": [ns/op...]}} from one JSON file."""
+    """Returns ({benchmark name: {"real": [ns/op...], "cpu": [ns/op...]}}, context) from one JSON
+    file."""
     with open(path) as f:
         data = json.load(f)
     runs = {}
@@ -56,7 +57,7 @@ def load(path):
         entry["real"].append(real)
         if "cpu_time" in b:
             entry["cpu"].append(b["cpu_time"] * unit / ops)
-    return runs
+    return runs, data.get("context", {})
 
 
 def median(runs, name, kind="real"):
@@ -79,10 +80,10 @@ def verdict(ok):
     return "ok" if ok else "MISS"
 
 
-def goals(arbrt, std):
+def goals(arbrt):
     """{row label: goal text with ok/MISS} for the issue's goals, judged on real-time medians."""
     out = {}
-    spawn, std_spawn = median(arbrt, "BM_SpawnJoin"), median(std, "BM_StdThread_SpawnJoin")
+    spawn, std_spawn = median(arbrt, "BM_SpawnJoin"), median(arbrt, "BM_StdThread_SpawnJoin")
     if spawn is not None:
         ratio = std_spawn / spawn if std_spawn else None
         ok = spawn <= 150 and ratio is not None and ratio >= 50
@@ -114,10 +115,10 @@ def main():
     parser.add_argument("--go", help="Go peer JSON output (Go column)")
     args = parser.parse_args()
 
-    arbrt = load(args.arbrt)
-    fiber = load(args.fiber) if args.fiber else {}
-    go = load(args.go) if args.go else {}
-    goal_text = goals(arbrt, arbrt)
+    arbrt, context = load(args.arbrt)
+    fiber = load(args.fiber)[0] if args.fiber else {}
+    go = load(args.go)[0] if args.go else {}
+    goal_text = goals(arbrt)
 
     header = ["operation (ns/op, median)", "arbrt", "arbrt cpu", "std::thread", "Boost.Fiber",
               "Go", "goal (arbrt)"]
@@ -143,6 +144,11 @@ def main():
           f"Go {reps_of(go) or '-'}. Same-core rows: both threads on one core (arbrt: pinned; "
           "std::thread: pinned to one CPU; Boost.Fiber: one thread; Go: GOMAXPROCS=1).")
     print("arbrt cpu = the driver carrier's CPU time per op (excludes time the host preempted it).")
+    load_avg = context.get("load_avg")
+    if load_avg:
+        print(f"host: {context.get('num_cpus', '?')} CPUs, load average "
+              f"{' '.join(f'{x:.2f}' for x in load_avg)} when arbrt-bench started; arbrt cores "
+              f"{context.get('arbrt_cores', '?')}, idle spin {context.get('arbrt_idle_spin_ns', '?')} ns")
     print(PUBLISHED)
     return 0
 
