@@ -4,8 +4,9 @@
 # goals beside the arbrt numbers.
 #
 # Usage: bench/compare.sh [--quick] [--build-dir DIR]
-#   --quick        3 repetitions of shorter runs (about a minute) instead of 10
-#   --build-dir    the CMake build tree holding bin/arbrt-bench (default: <repo>/build)
+#   --quick        3 short repetitions (seconds) instead of 10 longer ones (a minute or two)
+#   --build-dir    the CMake build tree holding bin/arbrt-bench (default: <repo>/build); when
+#                  arbrt-bench is not there yet, it is configured (Release) and built first
 #
 # Everything it writes (JSON results, the Go binary, Go's caches) stays under
 # <build-dir>/bench-compare/.
@@ -24,8 +25,8 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
-build=$(cd "$build" 2>/dev/null && pwd) || {
-  echo "compare.sh: build directory not found; build first (scripts/build.sh)" >&2; exit 1; }
+mkdir -p "$build"
+build=$(cd "$build" && pwd)
 
 if [[ $quick == 1 ]]; then
   reps=3 min_time=0.05 go_time=50ms
@@ -35,9 +36,12 @@ fi
 
 bench_bin=$build/bin/arbrt-bench
 if [[ ! -x $bench_bin ]]; then
-  echo "compare.sh: $bench_bin is missing; build it first (scripts/build.sh," \
-       "or cmake --build $build --target arbrt-bench)" >&2
-  exit 1
+  # Not built yet: configure like scripts/build.sh (Release) and build only the benchmark targets.
+  echo "== building arbrt-bench and fiber-bench in $build" >&2
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$build" --target arbrt-bench
+  cmake --build "$build" --target fiber-bench 2>/dev/null ||
+    echo "compare.sh: no fiber-bench target (Boost.Fiber not installed)" >&2
 fi
 command -v python3 >/dev/null || { echo "compare.sh: python3 is needed for the table" >&2; exit 1; }
 
