@@ -1,0 +1,123 @@
+// arbrun's configuration: the one parser shared by the `arbrun` launcher (command-line options) and
+// the preload library (ARBRUN_* environment variables), so the two can never disagree.
+//
+// Safe to link into a shared object loaded with LD_PRELOAD: no global constructors, no iostreams,
+// no exceptions thrown by this code (only std::bad_alloc from the standard library), nothing
+// allocated before it is called. Every function is pure (no global state) and may be called from
+// any thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace arbconfig {
+
+// How a thread is scheduled; see ARCHITECTURE.md ("core policy").
+enum class ThreadClass {
+    normal,     // the shared pool of the process's cores
+    exclusive,  // a core of its own: nothing else runs on its carrier
+    batch,      // cores held at a lower priority; the first to lose cores
+};
+
+// One `--class RULE=CLASS` rule. A plain value: copy freely, no concurrency rules.
+struct ClassRule {
+    enum class Kind {
+        sym,     // glob on the start routine's symbol (demangled for C++)
+        name,    // glob on the thread's name
+        index,   // creation-order range [first, last]
+        caller,  // glob on any function on the creating thread's stack
+    };
+    Kind kind = Kind::sym;
+    std::string glob;  // sym/name/caller: shell glob (*, ?, [..], \) with fnmatch semantics
+    uint64_t first = 0, last = 0;  // index: N or N-M (0 = the first thread created after main)
+    ThreadClass threadClass = ThreadClass::normal;
+    std::string text;  // the rule as written ("sym:worker*=batch"), for messages
+
+    friend bool operator==(const ClassRule&, const ClassRule&) = default;
+};
+
+// The whole configuration. A plain value: copy freely, no concurrency rules.
+struct Config {
+    uint32_t minCores = 1, maxCores = 0;  // --cores N | MIN:MAX | MIN: ; 0 = one per allowed CPU
+    int priority = 3;                     // --priority 0-7, 0 = highest
+    std::vector<ClassRule> classRules;    // --class RULE=CLASS, repeatable, first match wins
+    ThreadClass defaultClass = ThreadClass::normal;          // --default-class
+    std::string arbiterSocket = "/run/arbrun/arbiter.sock";  // --arbiter PATH
+    bool standalone = false;                                 // --standalone
+    bool stats = false;                                      // --stats
+    bool verbose = false;                                    // --verbose
+
+    friend bool operator==(const Config&, const Config&) = default;
+};
+
+// Limits, and the accepted forms that every error message quotes (shared with `arbrun --help`).
+inline constexpr uint32_t kMaxCores = 256;
+inline constexpr int kLowestPriority = 7;
+inline constexpr size_t kMaxSocketPathBytes = 107;  // sizeof(sockaddr_un::sun_path) - 1
+inline constexpr std::string_view kCoresForm = "N, MIN:MAX or MIN: with 1 <= MIN <= MAX <= 256";
+inline constexpr std::string_view kPriorityForm = "an integer from 0 (highest) to 7 (lowest)";
+inline constexpr std::string_view kThreadClassForm = "normal, exclusive or batch";
+inline constexpr std::string_view kClassRuleForm =
+    "RULE=CLASS with RULE sym:GLOB, name:GLOB, caller:GLOB or index:N[-M] and CLASS normal, "
+    "exclusive or batch";
+inline constexpr std::string_view kArbiterForm = "a Unix socket path of 1 to 107 bytes";
+
+// Option parsers. Each validates one option's text; on success it fills its output and returns
+// true; on error it leaves the output unchanged, returns false and sets *error (if not null) to one
+// line naming the option and the accepted form, e.g. "--cores: '0' is not valid; expected N, ...".
+bool parseCores(std::string_view text, Config* config, std::string* error);
+bool parsePriority(std::string_view text, Config* config, std::string* error);
+bool parseClassRule(std::string_view text, ClassRule* rule, std::string* error);
+bool parseThreadClass(std::string_view text, ThreadClass* out, std::string* error);
+bool parseArbiterPath(std::string_view text, Config* config, std::string* error);
+
+// Names as written in options and in the environment ("batch", "caller").
+std::string_view threadClassName(ThreadClass threadClass);
+std::string_view ruleKindName(ClassRule::Kind kind);
+// The canonical text of a rule ("index:2-5=batch"); parseClassRule() reads it back to an equal rule
+// (with `text` set to it).
+std::string formatClassRule(const ClassRule& rule);
+
+// Environment variables. Every Config field round-trips through them.
+inline constexpr const char* kEnvCores = "ARBRUN_CORES";                 // N | MIN:MAX | MIN:
+inline constexpr const char* kEnvPriority = "ARBRUN_PRIORITY";           // 0-7
+inline constexpr const char* kEnvClass = "ARBRUN_CLASS";                 // rule;rule;... (below)
+inline constexpr const char* kEnvDefaultClass = "ARBRUN_DEFAULT_CLASS";  // normal|exclusive|batch
+inline constexpr const char* kEnvArbiter = "ARBRUN_ARBITER";             // socket path
+inline constexpr const char* kEnvStandalone = "ARBRUN_STANDALONE";       // 1 | 0
+inline constexpr const char* kEnvStats = "ARBRUN_STATS";                 // 1 | 0
+inline constexpr const char* kEnvVerbose = "ARBRUN_VERBOSE";             // 1 | 0
+
+// Every variable above with its value for `config`, in the order listed (all eight, always, so a
+// launcher overrides whatever its own environment held). ARBRUN_CLASS holds the rules in order,
+// each as written in `--class` (its `text`, or formatClassRule() when `text` does not parse back to
+// the same rule), separated by ';'; inside a rule '%' is written %25 and ';' is written %3B.
+std::vector<std::pair<std::string, std::string>> toEnvironment(const Config& config);
+
+// Reads the variables through `lookup` (tests pass a map; the preload library passes getenv).
+// Unset or empty variables keep the values already in *config. Booleans accept 1/0, true/false,
+// yes/no, on/off. On a malformed value it returns false, leaves *config unchanged and sets *error
+// (if not null) to one line naming the variable and the accepted form.
+bool fromEnvironment(const std::function<const char*(const char*)>& lookup, Config* config,
+                     std::string* error);
+
+// What the preload library knows about a thread when it classifies it.
+struct ThreadFacts {
+    std::string_view symbol;                // start routine's symbol, demangled; empty when unknown
+    std::string_view name;                  // thread name; empty when unnamed
+    uint64_t index = 0;                     // creation order, 0 = first thread created after main
+    std::vector<std::string_view> callers;  // functions on the creating stack, innermost first
+};
+
+// The class of the first rule that matches `facts` (sym/name/caller: glob match; caller: any
+// caller; index: first <= index <= last), with *matched (if not null) set to that rule; nullopt
+// and *matched = nullptr when no rule matches. Pure; allocates nothing.
+std::optional<ThreadClass> matchClass(const std::vector<ClassRule>& rules, const ThreadFacts& facts,
+                                      const ClassRule** matched = nullptr);
+
+}  // namespace arbconfig

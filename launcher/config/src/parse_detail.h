@@ -1,0 +1,38 @@
+// Internal to arbconfig: the option parsers with the name to report in errors as a parameter, so
+// that `--cores` and `ARBRUN_CORES` go through the same code and differ only in the label.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "arbconfig/config.h"
+
+namespace arbconfig::detail {
+
+// `text` in single quotes, with control bytes, DEL, '\'' and '\\' escaped (\n, \t, \xNN), so an
+// error message built from user input stays on one line.
+std::string quoted(std::string_view text);
+
+// Sets *error (if not null) to "<label>: '<text>' is not valid[: <reason>]; expected <form>" and
+// returns false, so parsers can `return invalid(...)`.
+bool invalid(std::string_view label, std::string_view text, std::string_view reason,
+             std::string_view form, std::string* error);
+
+// Unsigned decimal digits only (no sign, no spaces, at least one digit), value <= max.
+bool parseDecimal(std::string_view text, uint64_t max, uint64_t* out);
+
+bool parseCoresAs(std::string_view label, std::string_view text, Config* config,
+                  std::string* error);
+bool parsePriorityAs(std::string_view label, std::string_view text, Config* config,
+                     std::string* error);
+bool parseThreadClassAs(std::string_view label, std::string_view text, ThreadClass* out,
+                        std::string* error);
+bool parseArbiterPathAs(std::string_view label, std::string_view text, Config* config,
+                        std::string* error);
+bool parseClassRuleAs(std::string_view label, std::string_view text, ClassRule* rule,
+                      std::string* error);
+// 1/0, true/false, yes/no, on/off (lowercase).
+bool parseBoolAs(std::string_view label, std::string_view text, bool* out, std::string* error);
+
+}  // namespace arbconfig::detail

@@ -1,0 +1,37 @@
+// exec, so the program's exit status and signals are its own: nothing of arbrun stays behind.
+#include "launch.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace arbrun {
+
+// The statuses a shell uses, so scripts that check for 126/127 keep working under arbrun.
+int exitStatusForExecError(int err) {
+    return err == ENOENT || err == ENOTDIR ? kExitNotFound : kExitCannotExecute;
+}
+
+// setenv then execvp rather than building an envp: execvp's PATH search needs the real environ,
+// and arbrun has nothing else to do with its own environment afterwards.
+int execProgram(const std::vector<std::pair<std::string, std::string>>& environment,
+                const std::vector<std::string>& command, std::string* error) {
+    for (const auto& [name, value] : environment) {
+        if (setenv(name.c_str(), value.c_str(), 1) != 0) {
+            *error = "cannot set " + name + " (" + std::strerror(errno) + ")";
+            return kExitCannotExecute;
+        }
+    }
+    std::vector<char*> argv;
+    argv.reserve(command.size() + 1);
+    for (const std::string& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    const int err = errno;
+    *error = "cannot run '" + command[0] + "': " + std::strerror(err);
+    return exitStatusForExecError(err);
+}
+
+}  // namespace arbrun

@@ -1,0 +1,25 @@
+// The last step: export the configuration and replace arbrun with the program.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace arbrun {
+
+// arbrun's own exit statuses, used only before the program starts (shell conventions).
+inline constexpr int kExitUsage = 2;            // bad options, no program, no preload library
+inline constexpr int kExitCannotExecute = 126;  // found but not executable
+inline constexpr int kExitNotFound = 127;       // no such program
+
+// 127 for errors meaning "no such program" (ENOENT, ENOTDIR), 126 for the rest, like a shell.
+int exitStatusForExecError(int err);
+
+// Sets every variable in `environment` (replacing existing values) and execvp()s command[0] with
+// `command` as its argv, searching PATH when the name has no '/'. Returns only on failure: the
+// exit status to use, with *error set to one line ("cannot run 'prog': No such file or
+// directory").
+int execProgram(const std::vector<std::pair<std::string, std::string>>& environment,
+                const std::vector<std::string>& command, std::string* error);
+
+}  // namespace arbrun

@@ -1,0 +1,52 @@
+// arbrun: options -> Config -> environment -> exec. Each step lives in its own file.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "command_line.h"
+#include "launch.h"
+#include "preload_library.h"
+
+namespace {
+
+// Every error leaves as one line with the program's name, like other Unix tools.
+int fail(int status, const std::string& message) {
+    std::fprintf(stderr, "arbrun: %s\n", message.c_str());
+    return status;
+}
+
+// --verbose: the exact environment handed to the program, one line.
+void describe(const std::vector<std::pair<std::string, std::string>>& environment,
+              const std::string& program) {
+    std::string line = "arbrun: running '" + program + "' with";
+    for (const auto& [name, value] : environment) line += " " + name + "=" + value;
+    std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+}  // namespace
+
+// Nothing here but the order of the steps; each can fail with its own exit status.
+int main(int argc, char** argv) {
+    arbrun::Invocation invocation;
+    const arbrun::ParseResult parsed =
+        arbrun::parseCommandLine(std::vector<std::string>(argv + 1, argv + argc), &invocation);
+    if (parsed.outcome == arbrun::ParseOutcome::done) {
+        std::fputs(parsed.text.c_str(), stdout);
+        return 0;
+    }
+    if (parsed.outcome == arbrun::ParseOutcome::usageError) {
+        return fail(arbrun::kExitUsage, parsed.text);
+    }
+    std::string library, error;
+    if (!arbrun::locatePreloadLibrary(std::getenv("ARBRUN_PRELOAD_LIB"), &library, &error)) {
+        return fail(arbrun::kExitUsage, error);
+    }
+    auto environment = arbconfig::toEnvironment(invocation.config);
+    const char* existing = std::getenv("LD_PRELOAD");
+    environment.emplace_back("LD_PRELOAD",
+                             arbrun::prependPreload(existing ? existing : "", library));
+    if (invocation.config.verbose) describe(environment, invocation.command[0]);
+    std::fflush(nullptr);
+    return fail(arbrun::execProgram(environment, invocation.command, &error), error);
+}

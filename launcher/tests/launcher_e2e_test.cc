@@ -1,0 +1,333 @@
+// build/bin/arbrun end to end: fork/exec of the real binary with a clean environment, the preload
+// library replaced by an empty file (ld.so ignores it with a warning), and ordinary programs
+// (/usr/bin/env, /bin/sh) as the payload.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <arbconfig/config.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A private directory under $TMPDIR (or /tmp), removed with its contents on destruction.
+class TempDir {
+  public:
+    TempDir() {
+        const char* base = std::getenv("TMPDIR");
+        std::string pattern = std::string(base && *base ? base : "/tmp") + "/arbrun-test-XXXXXX";
+        if (mkdtemp(pattern.data())) path_ = fs::canonical(pattern);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        if (!path_.empty()) fs::remove_all(path_, ec);
+    }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+
+    const fs::path& path() const { return path_; }
+
+    // An empty file at `relative` (parents created) with `mode`; its absolute path.
+    std::string touch(const std::string& relative, mode_t mode = 0644) const {
+        const fs::path p = path_ / relative;
+        fs::create_directories(p.parent_path());
+        std::ofstream(p).flush();
+        chmod(p.c_str(), mode);
+        return p.string();
+    }
+
+  private:
+    fs::path path_;
+};
+
+struct Result {
+    int status = -1;  // raw wait status
+    std::string out, err;
+};
+
+// The environment every run starts from: nothing inherited but the sanitizer settings.
+std::map<std::string, std::string> baseEnv() {
+    std::map<std::string, std::string> env = {{"PATH", "/usr/bin:/bin"}};
+    for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"}) {
+        if (const char* v = std::getenv(name)) env[name] = v;
+    }
+    return env;
+}
+
+// Runs argv with exactly `env`, optionally in `cwd`, collecting stdout and stderr. The child dies
+// with this test (PDEATHSIG); a run that outlives the safety deadline is killed and reported.
+Result run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+           const std::string& cwd = "") {
+    std::vector<std::string> envStrings;
+    for (const auto& [k, v] : env) envStrings.push_back(k + "=" + v);
+    std::vector<char*> argp, envp;
+    for (const auto& s : argv) argp.push_back(const_cast<char*>(s.c_str()));
+    for (const auto& s : envStrings) envp.push_back(const_cast<char*>(s.c_str()));
+    argp.push_back(nullptr);
+    envp.push_back(nullptr);
+
+    int outPipe[2], errPipe[2];
+    Result r;
+    if (pipe2(outPipe, O_CLOEXEC) != 0 || pipe2(errPipe, O_CLOEXEC) != 0) {
+        ADD_FAILURE() << "pipe";
+        return r;
+    }
+    const pid_t parent = getpid();
+    const pid_t pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(99);
+        dup2(outPipe[1], 1);
+        dup2(errPipe[1], 2);
+        if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(98);
+        execve(argp[0], argp.data(), envp.data());
+        _exit(97);
+    }
+    close(outPipe[1]);
+    close(errPipe[1]);
+    pollfd fds[2] = {{outPipe[0], POLLIN, 0}, {errPipe[0], POLLIN, 0}};
+    std::string* sinks[2] = {&r.out, &r.err};
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    int open = 2;
+    while (open > 0) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0 || poll(fds, 2, int(left.count())) == 0) {
+            kill(pid, SIGKILL);
+            ADD_FAILURE() << "timed out: " << argv[0];
+            break;
+        }
+        for (int i = 0; i < 2; ++i) {
+            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            char buf[4096];
+            const ssize_t n = read(fds[i].fd, buf, sizeof buf);
+            if (n > 0) {
+                sinks[i]->append(buf, size_t(n));
+            } else {
+                close(fds[i].fd);
+                fds[i].fd = -1;
+                --open;
+            }
+        }
+    }
+    for (const pollfd& p : fds) {
+        if (p.fd >= 0) close(p.fd);
+    }
+    waitpid(pid, &r.status, 0);
+    return r;
+}
+
+std::map<std::string, std::string> parseEnvOutput(const std::string& out) {
+    std::map<std::string, std::string> env;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);) {
+        const size_t eq = line.find('=');
+        if (eq != std::string::npos) env[line.substr(0, eq)] = line.substr(eq + 1);
+    }
+    return env;
+}
+
+int exitCode(const Result& r) {
+    return WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1;
+}
+
+class Launcher : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        ASSERT_FALSE(dir_.path().empty()) << "mkdtemp failed";
+        lib_ = dir_.touch("lib/libarbrun.so");
+        env_ = baseEnv();
+        env_["ARBRUN_PRELOAD_LIB"] = lib_;
+    }
+
+    Result arbrun(std::vector<std::string> args) {
+        args.insert(args.begin(), ARBRUN_BINARY);
+        return run(args, env_);
+    }
+
+    TempDir dir_;
+    std::string lib_;
+    std::map<std::string, std::string> env_;
+};
+
+TEST_F(Launcher, ExportsPreloadFirstAndTheConfiguration) {
+    env_["LD_PRELOAD"] = "/nonexistent-arbrun-test/a.so:/nonexistent-arbrun-test/b.so";
+    env_["ARBRUN_CLASS"] = "stale garbage";  // replaced, not inherited
+    const Result r =
+        arbrun({"--cores", "2:3", "--priority", "1", "--class", "name:a;b=batch", "--class",
+                "index:0=exclusive", "--default-class", "batch", "--stats", "--", "/usr/bin/env"});
+    ASSERT_EQ(exitCode(r), 0) << r.err;
+    const auto env = parseEnvOutput(r.out);
+    EXPECT_EQ(env.at("LD_PRELOAD"),
+              lib_ + ":/nonexistent-arbrun-test/a.so:/nonexistent-arbrun-test/b.so");
+    EXPECT_EQ(env.at("ARBRUN_CORES"), "2:3");
+    EXPECT_EQ(env.at("ARBRUN_PRIORITY"), "1");
+    EXPECT_EQ(env.at("ARBRUN_CLASS"), "name:a%3Bb=batch;index:0=exclusive");
+    EXPECT_EQ(env.at("ARBRUN_DEFAULT_CLASS"), "batch");
+    EXPECT_EQ(env.at("ARBRUN_ARBITER"), "/run/arbrun/arbiter.sock");
+    EXPECT_EQ(env.at("ARBRUN_STANDALONE"), "0");
+    EXPECT_EQ(env.at("ARBRUN_STATS"), "1");
+    EXPECT_EQ(env.at("ARBRUN_VERBOSE"), "0");
+    EXPECT_EQ(env.at("PATH"), "/usr/bin:/bin");
+
+    // What the program received reads back, through the shared parser, as what was asked for.
+    arbconfig::Config seen;
+    std::string error;
+    ASSERT_TRUE(arbconfig::fromEnvironment(
+        [&](const char* name) -> const char* {
+            auto it = env.find(name);
+            return it == env.end() ? nullptr : it->second.c_str();
+        },
+        &seen, &error))
+        << error;
+    EXPECT_EQ(seen.minCores, 2u);
+    EXPECT_EQ(seen.maxCores, 3u);
+    ASSERT_EQ(seen.classRules.size(), 2u);
+    EXPECT_EQ(seen.classRules[0].glob, "a;b");
+    EXPECT_EQ(seen.defaultClass, arbconfig::ThreadClass::batch);
+    EXPECT_TRUE(seen.stats);
+}
+
+TEST_F(Launcher, NoExistingPreload) {
+    const Result r = arbrun({"--standalone", "--", "/usr/bin/env"});
+    ASSERT_EQ(exitCode(r), 0) << r.err;
+    const auto env = parseEnvOutput(r.out);
+    EXPECT_EQ(env.at("LD_PRELOAD"), lib_);
+    EXPECT_EQ(env.at("ARBRUN_STANDALONE"), "1");
+}
+
+TEST_F(Launcher, ProgramFoundOnPathWithoutDoubleDash) {
+    const Result r = arbrun({"env"});
+    ASSERT_EQ(exitCode(r), 0) << r.err;
+    EXPECT_EQ(parseEnvOutput(r.out).at("ARBRUN_PRIORITY"), "3");
+}
+
+TEST_F(Launcher, RelativeOverrideBecomesAbsolute) {
+    env_["ARBRUN_PRELOAD_LIB"] = "lib/libarbrun.so";
+    const Result r = run({ARBRUN_BINARY, "--", "/usr/bin/env"}, env_, dir_.path().string());
+    ASSERT_EQ(exitCode(r), 0) << r.err;
+    EXPECT_EQ(parseEnvOutput(r.out).at("LD_PRELOAD"), lib_);
+}
+
+TEST_F(Launcher, ExitStatusPassesThrough) {
+    const Result r = arbrun({"--", "/bin/sh", "-c", "exit 7"});
+    ASSERT_TRUE(WIFEXITED(r.status)) << r.err;
+    EXPECT_EQ(WEXITSTATUS(r.status), 7);
+}
+
+TEST_F(Launcher, DeathBySignalPassesThrough) {
+    const Result r = arbrun({"--", "/bin/sh", "-c", "kill -TERM $$"});
+    ASSERT_TRUE(WIFSIGNALED(r.status)) << "status " << r.status << " " << r.err;
+    EXPECT_EQ(WTERMSIG(r.status), SIGTERM);
+}
+
+TEST_F(Launcher, BadOptionsExitTwoWithOneLine) {
+    const struct {
+        std::vector<std::string> args;
+        std::string message;
+    } cases[] = {
+        {{"--cores", "0", "--", "/bin/true"},
+         "arbrun: --cores: '0' is not valid: at least one core is needed; expected N, MIN:MAX or "
+         "MIN: with 1 <= MIN <= MAX <= 256\n"},
+        {{"--priority", "9", "--", "/bin/true"},
+         "arbrun: --priority: '9' is not valid; expected an integer from 0 (highest) to 7 "
+         "(lowest)\n"},
+        {{"--class", "thread:x=batch", "--", "/bin/true"},
+         "arbrun: --class: 'thread:x=batch' is not valid: unknown rule kind 'thread' (sym, name, "
+         "caller or index); expected RULE=CLASS with RULE sym:GLOB, name:GLOB, caller:GLOB or "
+         "index:N[-M] and CLASS normal, exclusive or batch\n"},
+        {{"--bogus", "--", "/bin/true"},
+         "arbrun: unknown option '--bogus'; see 'arbrun --help' for the options\n"},
+        {{"--cores", "2"},
+         "arbrun: no program given; usage: arbrun [options] -- program [args] (see arbrun "
+         "--help)\n"},
+        {{"--standalone", "--arbiter", "/x.sock", "--", "/bin/true"},
+         "arbrun: --standalone and --arbiter exclude each other (standalone mode contacts no "
+         "arbiter); give one of them\n"},
+    };
+    for (const auto& c : cases) {
+        const Result r = arbrun(c.args);
+        EXPECT_EQ(exitCode(r), 2) << c.message;
+        EXPECT_EQ(r.err, c.message);
+        EXPECT_EQ(r.out, "");
+    }
+}
+
+TEST_F(Launcher, MissingProgramIs127) {
+    const Result r = arbrun({"--", "no-such-program-arbrun-test"});
+    EXPECT_EQ(exitCode(r), 127);
+    EXPECT_EQ(r.err,
+              "arbrun: cannot run 'no-such-program-arbrun-test': No such file or directory\n");
+}
+
+TEST_F(Launcher, NonExecutableProgramIs126) {
+    const std::string script = dir_.touch("not-executable", 0644);
+    const Result r = arbrun({"--", script});
+    EXPECT_EQ(exitCode(r), 126);
+    EXPECT_EQ(r.err, "arbrun: cannot run '" + script + "': Permission denied\n");
+}
+
+TEST_F(Launcher, MissingPreloadLibraryIsTwo) {
+    env_["ARBRUN_PRELOAD_LIB"] = (dir_.path() / "missing.so").string();
+    const Result r = arbrun({"--", "/bin/true"});
+    EXPECT_EQ(exitCode(r), 2);
+    EXPECT_EQ(r.err, "arbrun: preload library " + env_["ARBRUN_PRELOAD_LIB"] +
+                         " not found (No such file or directory); check ARBRUN_PRELOAD_LIB\n");
+}
+
+// Without the override the library is ../lib/libarbrun.so beside the executable: a copy of the
+// binary in a private bin/ directory finds (or misses) the library in the sibling lib/.
+TEST_F(Launcher, FindsLibraryBesideItsExecutable) {
+    const fs::path bin = dir_.path() / "tree" / "bin" / "arbrun";
+    fs::create_directories(bin.parent_path());
+    fs::copy_file(ARBRUN_BINARY, bin);
+    env_.erase("ARBRUN_PRELOAD_LIB");
+    const std::string expected = (dir_.path() / "tree" / "lib" / "libarbrun.so").string();
+
+    Result r = run({bin.string(), "--", "/bin/true"}, env_);
+    EXPECT_EQ(exitCode(r), 2);
+    EXPECT_EQ(r.err, "arbrun: preload library " + expected +
+                         " not found (No such file or directory); build it (cmake --build build) "
+                         "or set ARBRUN_PRELOAD_LIB to its path\n");
+
+    dir_.touch("tree/lib/libarbrun.so");
+    r = run({bin.string(), "--", "/usr/bin/env"}, env_);
+    ASSERT_EQ(exitCode(r), 0) << r.err;
+    EXPECT_EQ(parseEnvOutput(r.out).at("LD_PRELOAD"), expected);
+}
+
+TEST_F(Launcher, HelpAndVersionExitZero) {
+    Result r = arbrun({"--help"});
+    EXPECT_EQ(exitCode(r), 0);
+    EXPECT_NE(r.out.find("Usage: arbrun [options] [--] program [args...]"), std::string::npos);
+    EXPECT_NE(r.out.find("Exit status:"), std::string::npos);
+    r = arbrun({"--version"});
+    EXPECT_EQ(exitCode(r), 0);
+    EXPECT_EQ(r.out.rfind("arbrun ", 0), 0u);
+}
+
+TEST_F(Launcher, VerboseDescribesTheEnvironment) {
+    const Result r = arbrun({"--verbose", "--cores", "2", "--", "/bin/true"});
+    EXPECT_EQ(exitCode(r), 0);
+    EXPECT_NE(r.err.find("arbrun: running '/bin/true' with ARBRUN_CORES=2 ARBRUN_PRIORITY=3"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find(" LD_PRELOAD=" + lib_), std::string::npos) << r.err;
+}
+
+}  // namespace
