@@ -1,0 +1,26 @@
+#!/bin/sh
+# run-one.sh NAME COMMAND [ARGS...] — runs one compatibility program (natively, or with an
+# `arbrun --standalone --` prefix) and applies the pass condition shared by every variant:
+# exit status 0, a stdout line exactly `ok NAME`, and no stdout line starting with `FAIL`.
+# Everything the program printed is shown again so that ctest's log keeps it.
+set -u
+name=$1
+shift
+out=$(mktemp "${TMPDIR:-/tmp}/compat-out.XXXXXX") || exit 1
+trap 'rm -f "$out"' EXIT
+"$@" >"$out"
+rc=$?
+cat "$out"
+if [ "$rc" -ne 0 ]; then
+    echo "run-one: $name exited with status $rc" >&2
+    exit 1
+fi
+if grep -q '^FAIL' "$out"; then
+    echo "run-one: $name printed a FAIL line" >&2
+    exit 1
+fi
+if ! grep -qx "ok $name" "$out"; then
+    echo "run-one: $name did not print 'ok $name'" >&2
+    exit 1
+fi
+exit 0
