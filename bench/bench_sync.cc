@@ -1,5 +1,7 @@
-// arbrt synchronisation: condition-variable ping-pong (same core and across cores) and the
-// uncontended mutex.
+// arbrt synchronisation: condition-variable ping-pong (same core and across cores), the
+// uncontended mutex, and the cross-core cache-line floor the cross-core rows sit on.
+#include <atomic>
+#include <cstdint>
 #include <mutex>
 
 #include "bench_util.h"
@@ -53,6 +55,38 @@ void BM_CondvarPingPongCrossCore(benchmark::State& state) {
     pingPong(state, kOtherCore);
 }
 BENCHMARK(BM_CondvarPingPongCrossCore)->UseRealTime();
+
+// The hardware floor under the cross-core rows: one iteration is a round trip of a cache line
+// between a spinning user thread on core 0 and one on core 1 (no runtime call on the way); per_op
+// is one one-way transfer. A cross-core create or handoff moves several such lines.
+void BM_CacheLineHandoffCrossCore(benchmark::State& state) {
+    if (!bench::haveCores(state, 2)) return;
+    bench::runOnUserThread(state, kDriverCore, [&state] {
+        alignas(64) std::atomic<uint64_t> line{0};  // odd: the partner's turn; ~0: stop
+        arbrt::ThreadId partner = arbrt::createThreadWith(bench::pinnedTo(kOtherCore), [&line] {
+            for (;;) {
+                uint64_t v = line.load(std::memory_order_acquire);
+                if (v == ~uint64_t{0}) return;
+                if (v & 1) line.store(v + 1, std::memory_order_release);
+                bench::cpuRelax();
+            }
+        });
+        if (!partner) {
+            state.SkipWithError("arbrt: cannot create the partner thread");
+            return;
+        }
+        uint64_t v = 0;
+        for (auto _ : state) {
+            line.store(++v, std::memory_order_release);
+            while (line.load(std::memory_order_acquire) == v) bench::cpuRelax();
+            ++v;
+        }
+        line.store(~uint64_t{0}, std::memory_order_release);
+        arbrt::join(partner);
+        bench::reportPerOp(state, 2);
+    });
+}
+BENCHMARK(BM_CacheLineHandoffCrossCore)->UseRealTime();
 
 // One iteration: lock + unlock of an arbrt::Mutex nobody else touches (the fast path: two atomic
 // read-modify-writes). Runs on a user thread like real callers.

@@ -23,6 +23,7 @@ ROWS = [
      "BM_Fiber_CondvarPingPong", "BM_Go_CondPingPong"),
     ("  (Go: unbuffered channel)", None, None, None, "BM_Go_ChannelPingPong"),
     ("condvar ping-pong cross-core", "BM_CondvarPingPongCrossCore", None, None, None),
+    ("  floor: cache line, one way", "BM_CacheLineHandoffCrossCore", None, None, None),
     ("yield (one switch)", "BM_Yield", "BM_StdThread_Yield", "BM_Fiber_Yield", "BM_Go_Yield"),
     ("mutex lock+unlock, uncontended", "BM_MutexUncontended", "BM_StdThread_MutexUncontended",
      "BM_Fiber_MutexUncontended", "BM_Go_MutexUncontended"),
@@ -101,7 +102,8 @@ def goals(arbrt):
                                           f">=50x std: {ratio_text}")
     for label, name, limit in [("create on other core -> runs", "BM_CreateCrossCore", 300),
                                ("condvar ping-pong, one way", "BM_CondvarPingPong", 100),
-                               ("yield (one switch)", "BM_Yield", 40),
+                               ("  floor: cache line, one way", "BM_CacheLineHandoffCrossCore", None, None, None),
+    ("yield (one switch)", "BM_Yield", 40),
                                ("mutex lock+unlock, uncontended", "BM_MutexUncontended", 20)]:
         if median(arbrt, name) is not None:
             out[label] = f"<={limit} {judged(arbrt, name, limit)}"
