@@ -102,7 +102,7 @@ def goals(arbrt):
                                           f">=50x std: {ratio_text}")
     for label, name, limit in [("create on other core -> runs", "BM_CreateCrossCore", 300),
                                ("condvar ping-pong, one way", "BM_CondvarPingPong", 100),
-    ("yield (one switch)", "BM_Yield", 40),
+                               ("yield (one switch)", "BM_Yield", 40),
                                ("mutex lock+unlock, uncontended", "BM_MutexUncontended", 20)]:
         if median(arbrt, name) is not None:
             out[label] = f"<={limit} {judged(arbrt, name, limit)}"
