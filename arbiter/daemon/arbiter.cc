@@ -100,7 +100,7 @@ void Arbiter::onMessage(ConnId conn, const arbproto::ClientMessage& message,
         case ConnKind::kProcess: {
             Process* p = processOf(c.ref);
             if (auto* m = std::get_if<arbproto::SetRequest>(&message)) {
-                setRequest(conn, *p, *m);
+                setRequest(conn, *p, *m, now);
             } else if (std::holds_alternative<arbproto::Goodbye>(message)) {
                 removeProcess(c.ref, true);
             } else {
@@ -257,7 +257,8 @@ bool Arbiter::claim(Process& p, Carrier& carrier, int core, arbproto::AttachRepl
     return false;
 }
 
-void Arbiter::setRequest(ConnId conn, Process& p, const arbproto::SetRequest& m) {
+void Arbiter::setRequest(ConnId conn, Process& p, const arbproto::SetRequest& m,
+                         Clock::time_point now) {
     arbproto::SetRequest clamped = m;
     arbproto::RequestAck ack;
     if (cfg_.limits) {
@@ -283,6 +284,8 @@ void Arbiter::setRequest(ConnId conn, Process& p, const arbproto::SetRequest& m)
     ack.perPriority = clamped.perPriority;
     ack.minCores = clamped.minCores;
     ack.maxCores = clamped.maxCores;
+    // Grants first: the carrier that gets a core should not wait behind the requester's wake-up.
+    rebalance(now);
     transport_.send(conn, ack);
 }
 
@@ -533,6 +536,7 @@ void Arbiter::flush() {
             logf(LogLevel::kWarn, "cannot update the unmanaged set: %s", error.c_str());
         }
     }
+    backend_.flush();
 }
 
 std::optional<Clock::time_point> Arbiter::nextDeadline() const {

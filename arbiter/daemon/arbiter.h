@@ -120,7 +120,7 @@ class Arbiter {
     void hello(ConnId conn, Conn& c, const arbproto::Hello& m);
     void attach(ConnId conn, Conn& c, const arbproto::Attach& m);
     bool claim(Process& p, Carrier& carrier, int core, arbproto::AttachReply* reply);
-    void setRequest(ConnId conn, Process& p, const arbproto::SetRequest& m);
+    void setRequest(ConnId conn, Process& p, const arbproto::SetRequest& m, Clock::time_point now);
     void releaseDone(Carrier& carrier, const arbproto::ReleaseDone& m);
     void fail(ConnId conn, arbproto::ErrorCode code, const std::string& why);
 

@@ -54,6 +54,8 @@ class Backend {
     virtual std::optional<int> pinnedCore(pid_t tid) { return std::nullopt; }
     // Clean shutdown: threads go back to where they came from, the layout is removed.
     virtual void stop() = 0;
+    // Called after each batch of replies: deferred bookkeeping may be written now.
+    virtual void flush() {}
 };
 
 std::unique_ptr<Backend> makeCpusetBackend(Sys& sys, const BackendConfig& config, bool v2);

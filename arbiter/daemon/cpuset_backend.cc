@@ -74,6 +74,8 @@ class CpusetBackend final : public Backend {
         return write(unmanagedDir() + "/cpuset.cpus", arbpolicy::formatCpuList(cpus), error);
     }
 
+    void flush() override { sys_.flush(); }
+
     void stop() override {
         std::vector<std::string> sets = {unmanagedDir()};
         for (int core : cfg_.managed) sets.push_back(coreDir(core));

@@ -24,25 +24,44 @@ std::string FakeCgroupSys::baseName(const std::string& path) {
     return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// Reads every set's tasks file once, so later moves know where each thread is.
+// Replays the journal once: membership survives arbiter restarts and crashes, as the kernel's does.
 void FakeCgroupSys::loadMembership() {
     if (loaded_) return;
     loaded_ = true;
-    std::vector<std::string> dirs;
-    std::vector<std::string> sets = {root_};
-    if (base_.listDir(root_, true, &dirs) == 0)
-        for (const auto& d : dirs) sets.push_back(root_ + "/" + d);
-    for (const auto& set : sets) {
-        std::string text;
-        if (base_.readFile(set + "/tasks", &text) != 0) continue;
-        std::istringstream in(text);
-        pid_t tid;
-        while (in >> tid) setOf_[tid] = set;
+    std::string journal;
+    if (base_.readFile(root_ + "/operations.log", &journal) != 0) return;
+    std::istringstream in(journal);
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream f(line);
+        std::string op, a, b;
+        f >> op >> a >> b;
+        if (op == "move") {
+            setOf_[static_cast<pid_t>(atol(a.c_str()))] = absolute(b);
+        } else if (op == "rmdir") {
+            for (auto it = setOf_.begin(); it != setOf_.end();)
+                it = it->second == absolute(a) ? setOf_.erase(it) : std::next(it);
+        }
     }
 }
 
+std::string FakeCgroupSys::relative(const std::string& setDir) const {
+    return setDir == root_ ? "." : setDir.substr(root_.size() + 1);
+}
+
+std::string FakeCgroupSys::absolute(const std::string& rel) const {
+    return rel == "." ? root_ : root_ + "/" + rel;
+}
+
+// The journal entry is written before the operation returns (so a crash cannot lose it); the tasks
+// files are only a view of the journal and are rewritten at flush().
 void FakeCgroupSys::record(const std::string& line) {
     base_.appendFile(root_ + "/operations.log", line + "\n");
+}
+
+void FakeCgroupSys::flush() {
+    for (const auto& set : dirtySets_) rewriteMembers(set);
+    dirtySets_.clear();
 }
 
 // Rewrites a set's tasks file from the membership map (sorted, one tid per line).
@@ -56,26 +75,26 @@ int FakeCgroupSys::rewriteMembers(const std::string& setDir) {
 int FakeCgroupSys::moveThread(pid_t tid, const std::string& setDir) {
     if (tid <= 0 || !proc_.threadAlive(tid)) return ESRCH;
     loadMembership();
-    std::string old = setOf_.count(tid) ? setOf_[tid] : "";
+    auto it = setOf_.find(tid);
+    if (it != setOf_.end()) dirtySets_.insert(it->second);
     setOf_[tid] = setDir;
-    if (!old.empty() && old != setDir) {
-        if (int e = rewriteMembers(old)) return e;
-    }
-    if (int e = rewriteMembers(setDir)) return e;
-    record("move " + std::to_string(tid) + " " + baseName(setDir));
+    dirtySets_.insert(setDir);
+    record("move " + std::to_string(tid) + " " + relative(setDir));
     return 0;
 }
 
 int FakeCgroupSys::readFile(const std::string& path, std::string* out) {
-    if (!underRoot(path) || baseName(path) != "tasks") return base_.readFile(path, out);
-    std::string text;
-    if (int e = base_.readFile(path, &text)) return e;
-    // The kernel drops exited threads from tasks; do the same.
-    std::istringstream in(text);
+    if (!underRoot(path) || baseName(path) != "tasks") {
+        if (underRoot(path)) flush();
+        return base_.readFile(path, out);
+    }
+    std::string set = dirOf(path);
+    if (!base_.exists(set)) return ENOENT;
+    loadMembership();
     out->clear();
-    pid_t tid;
-    while (in >> tid)
-        if (proc_.threadAlive(tid)) *out += std::to_string(tid) + "\n";
+    // Members from the journal; the kernel drops exited threads from tasks, and so does this.
+    for (const auto& [tid, where] : setOf_)
+        if (where == set && proc_.threadAlive(tid)) *out += std::to_string(tid) + "\n";
     return 0;
 }
 
@@ -104,13 +123,14 @@ int FakeCgroupSys::appendFile(const std::string& path, const std::string& data) 
 
 int FakeCgroupSys::makeDir(const std::string& path) {
     int e = base_.makeDir(path);
-    if (e == 0 && underRoot(path)) record("mkdir " + baseName(path));
+    if (e == 0 && underRoot(path) && path != root_) record("mkdir " + relative(path));
     return e;
 }
 
 // rmdir of a set: EBUSY while live threads are in it; otherwise its files go with it (as in
 // cgroupfs, where control files vanish with the directory).
 int FakeCgroupSys::removeDir(const std::string& path) {
+    flush();
     if (!underRoot(path) || path == root_) return base_.removeDir(path);
     loadMembership();
     for (auto it = setOf_.begin(); it != setOf_.end();) {
@@ -124,8 +144,9 @@ int FakeCgroupSys::removeDir(const std::string& path) {
     std::vector<std::string> files;
     if (int e = base_.listDir(path, false, &files)) return e;
     for (const auto& f : files) base_.removeFile(path + "/" + f);
+    dirtySets_.erase(path);
     if (int e = base_.removeDir(path)) return e;
-    record("rmdir " + baseName(path));
+    record("rmdir " + relative(path));
     return 0;
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 
 #include "sys.h"
@@ -17,6 +18,7 @@ class FakeCgroupSys final : public Sys {
   public:
     // `base` does the real file I/O; `root` is the fake hierarchy; `procRoot` tells live threads.
     FakeCgroupSys(Sys& base, std::string root, std::string procRoot);
+    ~FakeCgroupSys() override { flush(); }
 
     int readFile(const std::string& path, std::string* out) override;
     int writeFile(const std::string& path, const std::string& data) override;
@@ -35,6 +37,7 @@ class FakeCgroupSys final : public Sys {
     int createSharedMemory(size_t size, int* fd) override {
         return base_.createSharedMemory(size, fd);
     }
+    void flush() override;
 
   private:
     bool underRoot(const std::string& path) const;
@@ -44,6 +47,8 @@ class FakeCgroupSys final : public Sys {
     int moveThread(pid_t tid, const std::string& setDir);
     int rewriteMembers(const std::string& setDir);
     void record(const std::string& line);
+    std::string relative(const std::string& setDir) const;  // "." for the root itself
+    std::string absolute(const std::string& rel) const;
 
     Sys& base_;
     const std::string root_;
@@ -51,6 +56,7 @@ class FakeCgroupSys final : public Sys {
     bool loaded_ = false;
     // Which set (directory path) each thread is in. Single-threaded use (the arbiter's loop).
     std::map<pid_t, std::string> setOf_;
+    std::set<std::string> dirtySets_;  // tasks files to rewrite at flush()
 };
 
 }  // namespace arbd

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,7 @@ class Server final : public Transport {
         std::vector<uint8_t> in;
         std::vector<uint8_t> out;
         bool closeAfterWrite = false;
+        bool writeInterest = false;  // EPOLLOUT registered (only while output is queued)
     };
 
     void accept(int listenFd, Kind kind);
@@ -67,6 +69,7 @@ class Server final : public Transport {
     std::vector<ConnId> broken_;  // failed during a send; dropped after the current event
     ConnId nextId_ = 16;          // ids below 16 tag the fixed descriptors in epoll
     Clock::time_point nextMetricsWrite_;
+    std::optional<Clock::time_point> armedDeadline_;  // what timer_ is set to (skip no-op re-arms)
     bool stop_ = false;
     bool socketBound_ = false;
 };

@@ -29,6 +29,9 @@ class Sys {
     virtual int getAffinity(pid_t tid, std::vector<int>* cpus) = 0;
     // memfd of `size` bytes that allows sealing; *fd set on success.
     virtual int createSharedMemory(size_t size, int* fd) = 0;
+    // Completes writes a layer deferred (the fake tree defers its bookkeeping files until the
+    // arbiter's replies are out). The kernel layer defers nothing.
+    virtual void flush() {}
 };
 
 // Forwards every call to the kernel.

@@ -157,6 +157,7 @@ TEST_F(BackendTest, FakeTree_MoveKeepsOneMembershipAndLogsIt) {
     pid_t tid = myTid();
     ASSERT_TRUE(backend->moveToCore(tid, 1, &error)) << error;
     ASSERT_TRUE(backend->moveToCore(tid, 2, &error)) << error;
+    backend->flush();  // the bookkeeping files are written after the arbiter's replies
     EXPECT_EQ(trimmed(root_ + "/core-1/tasks"), "");
     EXPECT_EQ(trimmed(root_ + "/core-2/tasks"), std::to_string(tid));
     std::string log = readText(root_ + "/operations.log");

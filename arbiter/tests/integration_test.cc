@@ -82,8 +82,11 @@ TEST_F(IntegrationTest, Client_CarrierGetsACoreAndIsRecordedOnIt) {
     int core = carrier.core();
     EXPECT_GE(core, 1);
     EXPECT_LE(core, 4);
-    EXPECT_NE(tasksOf("core-" + std::to_string(core)).find(std::to_string(carrier.tid())),
-              std::string::npos);
+    // The fake tree's files are written right after the grant is sent.
+    EXPECT_TRUE(waitUntil([&] {
+        return tasksOf("core-" + std::to_string(core)).find(std::to_string(carrier.tid())) !=
+               std::string::npos;
+    }));
     std::string json = status();
     EXPECT_NE(json.find("\"pid\":" + std::to_string(getpid())), std::string::npos) << json;
     EXPECT_NE(json.find("\"priority\":0,\"requested\":[1,0,0,0,0,0,0,0],\"granted\":[" +
@@ -150,7 +153,9 @@ TEST_F(IntegrationTest, Fault_ClientIgnoringReleaseIsForcedAfterTimeout) {
     auto waited = std::chrono::steady_clock::now() - start;
     EXPECT_GE(waited, 10ms);  // not before the release timeout
     EXPECT_LT(waited, 2s);
-    EXPECT_NE(tasksOf("unmanaged").find(std::to_string(stubbornTid)), std::string::npos);
+    EXPECT_TRUE(waitUntil([&] {
+        return tasksOf("unmanaged").find(std::to_string(stubbornTid)) != std::string::npos;
+    }));
     EXPECT_TRUE(metricsShow("arbiter_forced_reclaims_total 1\n"));
     // The stubborn process still shows the release as pending.
     EXPECT_NE(status().find("\"pendingReleases\":[1]"), std::string::npos) << status();

@@ -22,6 +22,8 @@
 #include <thread>
 #include <vector>
 
+#include "arbproto/io.h"
+
 namespace arbtest {
 
 // A fresh directory under $TMPDIR (or /tmp), removed with everything in it.
@@ -78,6 +80,30 @@ inline bool canConnect(const std::string& path) {
     return ok;
 }
 
+// True when an arbiter answers on `path` (an observer hello gets its reply): it has finished
+// starting, not merely bound its socket.
+inline bool answers(const std::string& path) {
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path.c_str());
+    timeval timeout{2, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+    bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    if (ok) {
+        arbproto::Hello hello;
+        hello.role = arbproto::Role::kObserver;
+        std::string error;
+        arbproto::ServerStream stream(fd);
+        arbproto::ServerMessage reply;
+        ok = arbproto::sendMessage(fd, hello, &error) &&
+             stream.next(&reply, &error) == arbproto::ServerStream::Result::kMessage &&
+             std::holds_alternative<arbproto::HelloReply>(reply);
+    }
+    close(fd);
+    return ok;
+}
+
 // A forked child that dies with the test process (PR_SET_PDEATHSIG) and is killed + reaped by the
 // destructor if still running.
 class Child {
@@ -130,7 +156,7 @@ class ArbiterProcess {
             execv(argv[0], argv.data());
             return 127;
         });
-        ready_ = waitUntil([&] { return canConnect(socket_); }, std::chrono::milliseconds(10000));
+        ready_ = waitUntil([&] { return answers(socket_); }, std::chrono::milliseconds(10000));
     }
     ~ArbiterProcess() { stop(); }
     bool ready() const { return ready_; }
