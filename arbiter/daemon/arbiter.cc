@@ -144,6 +144,13 @@ void Arbiter::hello(ConnId conn, Conn& c, const arbproto::Hello& m) {
         transport_.send(conn, reply);
         return;
     }
+    // Without a peer pid there is nothing to place (and "0" written to a cgroup means the writer).
+    if (c.peer.pid <= 0) {
+        fail(conn, ErrorCode::kPermission, "peer credentials unavailable");
+        conns_.erase(conn);
+        transport_.close(conn);
+        return;
+    }
     auto p = std::make_unique<Process>();
     std::string error;
     int fd = -1;

@@ -409,6 +409,11 @@ TEST_F(ArbiterTest, Misplaced_MessagesCloseOnlyThatConnection) {
     send(stray, a);
     EXPECT_EQ(transport_.last<arbproto::ErrorReply>(stray)->code,
               arbproto::ErrorCode::kUnknownSession);
+    // A peer without credentials cannot register.
+    ConnId anonymous = connect(0);
+    send(anonymous, arbproto::Hello{});
+    EXPECT_TRUE(transport_.closed.count(anonymous));
+    EXPECT_FALSE(backend_.did("adopt 0"));
     // Anything before hello; status from a process connection.
     ConnId early = connect(600);
     send(early, arbproto::Block{});

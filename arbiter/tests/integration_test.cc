@@ -366,6 +366,39 @@ TEST_F(IntegrationTest, Daemon_BadOptionsExitTwoWithOneLine) {
     EXPECT_FALSE(std::filesystem::exists(socket_));
 }
 
+TEST_F(IntegrationTest, Limits_RequestIsClampedAndReloadedOnSighup) {
+    std::string config = dir_ / "limits.conf";
+    std::string me = std::to_string(getuid());
+    arbtest::writeText(config, "user " + me + " priority=5 max-cores=1\n");
+    auto a = args();
+    a.insert(a.end(), {"--config", config});
+    ArbiterProcess arbiter(socket_, a);
+    ASSERT_TRUE(arbiter.ready());
+    auto client = connect();
+    std::vector<std::unique_ptr<CarrierThread>> carriers;
+    for (int i = 0; i < 3; i++) carriers.push_back(std::make_unique<CarrierThread>(*client));
+    auto held = [&] {
+        int n = 0;
+        for (auto& c : carriers) n += c->core() >= 0;
+        return n;
+    };
+    std::string error;
+    ASSERT_TRUE(client->setRequestedCores(at(0, 3), 0, 3, &error)) << error;
+    ASSERT_TRUE(waitUntil([&] { return held() == 1; }));
+    EXPECT_NE(status().find("\"priority\":5,\"requested\":[0,0,0,0,0,3,0,0]"), std::string::npos)
+        << status();
+    EXPECT_TRUE(metricsShow("arbiter_clamped_requests_total 1\n"));
+    // A new file applies (on SIGHUP) to the next request.
+    arbtest::writeText(config, "user " + me + " priority=1 max-cores=2\n");
+    ASSERT_TRUE(kill(arbiter.pid(), SIGHUP) == 0);
+    EXPECT_TRUE(waitUntil([&] {
+        client->setRequestedCores(at(0, 3), 0, 3, &error);
+        return held() == 2;
+    }));
+    EXPECT_NE(status().find("\"priority\":1,"), std::string::npos) << status();
+    EXPECT_TRUE(arbiter.stop() == 0);
+}
+
 TEST_F(IntegrationTest, Metrics_ServedOverLoopbackHttp) {
     // Find a free port, then let the arbiter bind it.
     int probe = socket(AF_INET, SOCK_STREAM, 0);
