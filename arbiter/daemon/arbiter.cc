@@ -307,6 +307,7 @@ void Arbiter::releaseDone(Carrier& carrier, const arbproto::ReleaseDone& m) {
         return;
     }
     Process* p = processOf(carrier.session);
+    cancelDeadline(carrier);
     if (carrier.state != CarrierState::kForcedOut) {
         freeCore(carrier.core);
         counters_.releases++;
@@ -339,6 +340,13 @@ void Arbiter::unmanage(Carrier& carrier, const char* why) {
     }
 }
 
+// A release that completed (or a carrier that left) needs no timer: dropping it saves a wake-up.
+// The generation check in onTimer remains the guard for anything that slips through.
+void Arbiter::cancelDeadline(Carrier& carrier) {
+    if (carrier.deadline) releaseDeadlines_.erase(*carrier.deadline);
+    carrier.deadline.reset();
+}
+
 void Arbiter::freeCore(int core) {
     cores_[core].owner = 0;
     backendGranted_.erase(core);
@@ -349,6 +357,7 @@ void Arbiter::removeCarrier(uint64_t id, bool closeConn) {
     Carrier* c = carrierOf(id);
     if (!c) return;
     Process* p = processOf(c->session);
+    cancelDeadline(*c);
     if (c->state == CarrierState::kGranted || c->state == CarrierState::kReleasing) {
         unmanage(*c, "carrier gone");
         freeCore(c->core);
@@ -486,7 +495,8 @@ bool Arbiter::grant(Process& p, int core, Clock::time_point now) {
 void Arbiter::revoke(Process& p, Carrier& carrier, Clock::time_point now) {
     carrier.state = CarrierState::kReleasing;
     p.page->set(carrier.core, true);
-    releaseDeadlines_.emplace(now + cfg_.releaseTimeout, Deadline{carrier.id, carrier.generation});
+    carrier.deadline = releaseDeadlines_.emplace(now + cfg_.releaseTimeout,
+                                                 Deadline{carrier.id, carrier.generation});
     logf(LogLevel::kDebug, "asked pid %d to release core %d", p.peer.pid, carrier.core);
 }
 
@@ -495,9 +505,11 @@ void Arbiter::revoke(Process& p, Carrier& carrier, Clock::time_point now) {
 void Arbiter::onTimer(Clock::time_point now) {
     bool changed = false;
     while (!releaseDeadlines_.empty() && releaseDeadlines_.begin()->first <= now) {
-        Deadline d = releaseDeadlines_.begin()->second;
-        releaseDeadlines_.erase(releaseDeadlines_.begin());
+        auto due = releaseDeadlines_.begin();
+        Deadline d = due->second;
         Carrier* c = carrierOf(d.carrier);
+        if (c && c->deadline == due) c->deadline.reset();  // never keep an erased iterator
+        releaseDeadlines_.erase(due);
         if (!c || c->state != CarrierState::kReleasing || c->generation != d.generation) continue;
         Process* p = processOf(c->session);
         logf(LogLevel::kInfo, "pid %d did not release core %d in time; moving thread %d off it",

@@ -81,6 +81,11 @@ class Arbiter {
 
   private:
     enum class CarrierState { kIdle, kWaiting, kGranted, kReleasing, kForcedOut };
+    struct Deadline {
+        uint64_t carrier;
+        uint64_t generation;
+    };
+    using Deadlines = std::multimap<Clock::time_point, Deadline>;
     struct Carrier {
         uint64_t id = 0;
         ConnId conn = 0;
@@ -89,6 +94,7 @@ class Arbiter {
         CarrierState state = CarrierState::kIdle;
         int core = -1;  // set in kGranted, kReleasing, kForcedOut
         uint64_t generation = 0;
+        std::optional<Deadlines::iterator> deadline;  // while kReleasing
     };
     struct Process {
         uint64_t session = 0;
@@ -112,11 +118,6 @@ class Arbiter {
         ConnKind kind = ConnKind::kNew;
         uint64_t ref = 0;  // session (kProcess) or carrier id (kCarrier)
     };
-    struct Deadline {
-        uint64_t carrier;
-        uint64_t generation;
-    };
-
     void hello(ConnId conn, Conn& c, const arbproto::Hello& m);
     void attach(ConnId conn, Conn& c, const arbproto::Attach& m);
     bool claim(Process& p, Carrier& carrier, int core, arbproto::AttachReply* reply);
@@ -128,6 +129,7 @@ class Arbiter {
     bool grant(Process& p, int core, Clock::time_point now);
     void revoke(Process& p, Carrier& carrier, Clock::time_point now);
     void freeCore(int core);
+    void cancelDeadline(Carrier& carrier);
     void unmanage(Carrier& carrier, const char* why);
     void removeCarrier(uint64_t id, bool closeConn);
     void removeProcess(uint64_t session, bool closeConn);
@@ -146,7 +148,7 @@ class Arbiter {
     std::map<uint64_t, std::unique_ptr<Process>> processes_;
     std::map<uint64_t, std::unique_ptr<Carrier>> carriers_;
     std::map<int, CoreSlot> cores_;
-    std::multimap<Clock::time_point, Deadline> releaseDeadlines_;
+    Deadlines releaseDeadlines_;
     std::optional<Clock::time_point> orphanDeadline_;
     std::vector<uint64_t> toUnmanage_;  // carriers released cooperatively, moved out in flush()
     std::set<int> backendGranted_;      // what the unmanaged set currently excludes
