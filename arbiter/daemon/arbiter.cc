@@ -12,6 +12,7 @@ namespace arbd {
 using arbproto::ErrorCode;
 
 namespace {
+// Histogram unit.
 double seconds(Clock::duration d) {
     return std::chrono::duration<double>(d).count();
 }
@@ -33,6 +34,8 @@ Arbiter::Arbiter(ArbiterConfig config, Backend& backend, Transport& transport, S
 
 Arbiter::~Arbiter() = default;
 
+// Orphans (threads a crashed instance left on cores) keep their cores until re-adopted or until
+// the re-adoption timeout; a second thread on the same core is moved off at once.
 bool Arbiter::start(Clock::time_point now, std::string* error) {
     std::vector<Leftover> leftovers;
     if (!backend_.start(&leftovers, error)) return false;
@@ -56,6 +59,7 @@ bool Arbiter::start(Clock::time_point now, std::string* error) {
     return true;
 }
 
+// Clean shutdown leaves no carrier pinned and no cpuset behind.
 void Arbiter::stop() {
     for (auto& [id, c] : carriers_)
         if (c->state == CarrierState::kGranted || c->state == CarrierState::kReleasing)
@@ -63,11 +67,13 @@ void Arbiter::stop() {
     backend_.stop();
 }
 
+// Peer identity comes from the server (SO_PEERCRED), never from the client's messages.
 void Arbiter::onConnect(ConnId conn, const Peer& peer) {
     conns_[conn] = Conn{peer, ConnKind::kNew, 0};
     counters_.connections++;
 }
 
+// Tells the peer why before its connection is closed; counted as a protocol error.
 void Arbiter::fail(ConnId conn, ErrorCode code, const std::string& why) {
     logf(LogLevel::kWarn, "closing connection %llu: %s", static_cast<unsigned long long>(conn),
          why.c_str());
@@ -75,6 +81,7 @@ void Arbiter::fail(ConnId conn, ErrorCode code, const std::string& why) {
     transport_.send(conn, arbproto::ErrorReply{code, why});
 }
 
+// Malformed frame: error reply, then the same clean-up as a disconnect.
 void Arbiter::onProtocolError(ConnId conn, const std::string& why, Clock::time_point now) {
     if (!conns_.count(conn)) return;
     fail(conn, ErrorCode::kProtocol, why);
@@ -82,6 +89,8 @@ void Arbiter::onProtocolError(ConnId conn, const std::string& why, Clock::time_p
     transport_.close(conn);
 }
 
+// Dispatch by connection role and state; anything not allowed there is a protocol error that ends
+// this connection only. Every accepted message may change the allocation, so rebalance after it.
 void Arbiter::onMessage(ConnId conn, const arbproto::ClientMessage& message,
                         Clock::time_point now) {
     auto it = conns_.find(conn);
@@ -136,6 +145,8 @@ void Arbiter::onMessage(ConnId conn, const arbproto::ClientMessage& message,
     rebalance(now);
 }
 
+// Registers a process (or an observer): a fresh sealed release page, its threads moved to the
+// unmanaged set (except threads still on cores from before a restart).
 void Arbiter::hello(ConnId conn, Conn& c, const arbproto::Hello& m) {
     arbproto::HelloReply reply;
     reply.epoch = cfg_.epoch;
@@ -189,6 +200,7 @@ void Arbiter::hello(ConnId conn, Conn& c, const arbproto::Hello& m) {
     transport_.send(conn, reply, fd);
 }
 
+// A carrier joins a session: only from the session's own pid and for one of its own threads.
 void Arbiter::attach(ConnId conn, Conn& c, const arbproto::Attach& m) {
     Process* p = processOf(m.sessionId);
     const char* refusal = nullptr;
@@ -264,6 +276,7 @@ bool Arbiter::claim(Process& p, Carrier& carrier, int core, arbproto::AttachRepl
     return false;
 }
 
+// Applies the limits (clamped requests are logged), stores the request, rebalances, then acks.
 void Arbiter::setRequest(ConnId conn, Process& p, const arbproto::SetRequest& m,
                          Clock::time_point now) {
     arbproto::SetRequest clamped = m;
@@ -296,6 +309,8 @@ void Arbiter::setRequest(ConnId conn, Process& p, const arbproto::SetRequest& m,
     transport_.send(conn, ack);
 }
 
+// A carrier gave its core back. Only the current generation counts; the released carrier is moved
+// to the unmanaged set in flush(), after the core's next grant went out.
 void Arbiter::releaseDone(Carrier& carrier, const arbproto::ReleaseDone& m) {
     bool holds = carrier.state == CarrierState::kGranted ||
                  carrier.state == CarrierState::kReleasing ||
@@ -318,6 +333,7 @@ void Arbiter::releaseDone(Carrier& carrier, const arbproto::ReleaseDone& m) {
     carrier.core = -1;
 }
 
+// A closed session loses every core at once; a closed carrier connection loses its core.
 void Arbiter::onDisconnect(ConnId conn, Clock::time_point now) {
     auto it = conns_.find(conn);
     if (it == conns_.end()) return;
@@ -347,12 +363,14 @@ void Arbiter::cancelDeadline(Carrier& carrier) {
     carrier.deadline.reset();
 }
 
+// The core has no holder; the unmanaged set is updated in flush().
 void Arbiter::freeCore(int core) {
     cores_[core].owner = 0;
     backendGranted_.erase(core);
     grantedDirty_ = true;
 }
 
+// Takes the carrier's core back (if any) and forgets it.
 void Arbiter::removeCarrier(uint64_t id, bool closeConn) {
     Carrier* c = carrierOf(id);
     if (!c) return;
@@ -372,6 +390,7 @@ void Arbiter::removeCarrier(uint64_t id, bool closeConn) {
     carriers_.erase(id);
 }
 
+// Ends a session: all carriers go, the page is unmapped (the memfd dies with the last mapping).
 void Arbiter::removeProcess(uint64_t session, bool closeConn) {
     Process* p = processOf(session);
     if (!p) return;
@@ -384,21 +403,25 @@ void Arbiter::removeProcess(uint64_t session, bool closeConn) {
     processes_.erase(session);
 }
 
+// Lookups by id: connections and timers hold ids, never pointers.
 Arbiter::Carrier* Arbiter::carrierOf(uint64_t id) {
     auto it = carriers_.find(id);
     return it == carriers_.end() ? nullptr : it->second.get();
 }
 
+// See carrierOf.
 Arbiter::Process* Arbiter::processOf(uint64_t session) {
     auto it = processes_.find(session);
     return it == processes_.end() ? nullptr : it->second.get();
 }
 
+// Random salt mixed with a counter: unique and not guessable by other processes.
 uint64_t Arbiter::newSessionId() {
     uint64_t id = (sessionSalt_ ^ (++sessionCounter_ * 0x9e3779b97f4a7c15ull));
     return id == 0 ? 1 : id;
 }
 
+// SIGHUP reload: applies to the next request of each process.
 void Arbiter::setLimits(std::optional<arbpolicy::LimitsConfig> limits) {
     cfg_.limits = std::move(limits);
 }
@@ -456,6 +479,8 @@ void Arbiter::rebalance(Clock::time_point now) {
     }
 }
 
+// Moves a waiting carrier onto the core first, then tells it: it returns already on its core.
+// A carrier that cannot be moved is dropped (its connection closed) and the next one is tried.
 bool Arbiter::grant(Process& p, int core, Clock::time_point now) {
     for (;;) {
         Carrier* c = nullptr;
@@ -492,6 +517,7 @@ bool Arbiter::grant(Process& p, int core, Clock::time_point now) {
     }
 }
 
+// Asks for the core through the page and arms the forced-reclaim deadline for this generation.
 void Arbiter::revoke(Process& p, Carrier& carrier, Clock::time_point now) {
     carrier.state = CarrierState::kReleasing;
     p.page->set(carrier.core, true);
@@ -527,6 +553,7 @@ void Arbiter::onTimer(Clock::time_point now) {
     if (changed) rebalance(now);
 }
 
+// Re-adoption window over: threads nobody claimed leave their cores.
 void Arbiter::expireOrphans() {
     orphanDeadline_.reset();
     for (auto& [core, slot] : cores_) {
@@ -540,6 +567,7 @@ void Arbiter::expireOrphans() {
     }
 }
 
+// See the header: deferred moves, one unmanaged-set update per batch, backend bookkeeping.
 void Arbiter::flush() {
     for (uint64_t id : toUnmanage_) {
         Carrier* c = carrierOf(id);
@@ -558,6 +586,7 @@ void Arbiter::flush() {
     backend_.flush();
 }
 
+// Earliest of the release deadlines and the re-adoption deadline, for the server's timer.
 std::optional<Clock::time_point> Arbiter::nextDeadline() const {
     std::optional<Clock::time_point> next = orphanDeadline_;
     if (!releaseDeadlines_.empty() && (!next || releaseDeadlines_.begin()->first < *next))
@@ -565,6 +594,8 @@ std::optional<Clock::time_point> Arbiter::nextDeadline() const {
     return next;
 }
 
+// Snapshot for arbctl: granted cores include ones being released; pending releases include forced
+// ones not yet acknowledged.
 arbproto::StatusReply Arbiter::status() const {
     arbproto::StatusReply s;
     s.epoch = cfg_.epoch;
@@ -594,6 +625,7 @@ arbproto::StatusReply Arbiter::status() const {
     return s;
 }
 
+// Gauges are computed from the state on demand, counters are kept as events happen.
 std::string Arbiter::metricsText() const {
     Gauges g;
     g.processes = processes_.size();

@@ -12,11 +12,13 @@
 namespace arbd {
 namespace {
 
+// cgroup files end with a newline.
 std::string trim(std::string s) {
     while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
     return s;
 }
 
+// tasks / cgroup.threads / cgroup.procs: one id per line.
 std::vector<pid_t> parseIds(const std::string& text) {
     std::vector<pid_t> ids;
     std::istringstream in(text);
@@ -242,6 +244,7 @@ class CpusetBackend final : public Backend {
 
 }  // namespace
 
+// Factory: the class stays private to this file.
 std::unique_ptr<Backend> makeCpusetBackend(Sys& sys, const BackendConfig& config, bool v2) {
     return std::make_unique<CpusetBackend>(sys, config, v2);
 }

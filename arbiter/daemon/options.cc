@@ -32,6 +32,7 @@ bool splitMetrics(const std::string& value, std::string* path, std::string* addr
     return true;
 }
 
+// --cpus, or the arbiter's own affinity; ids must fit the release page.
 bool resolveCpus(const Options& o, Sys& sys, std::vector<int>* all, std::string* error) {
     if (!o.cpus.empty()) {
         auto parsed = arbpolicy::parseCpuList(o.cpus);
@@ -64,6 +65,7 @@ arbpolicy::Topology managedTopology(const Options& o, const std::vector<int>& ma
 
 }  // namespace
 
+// Every option is documented in --help; errors are one line, exit status 2.
 int parseOptions(int argc, char** argv, Options* o) {
     CLI::App app{
         "core-arbiter: divides a machine's cores between processes by priority.\n"
@@ -123,6 +125,7 @@ int parseOptions(int argc, char** argv, Options* o) {
     return -1;
 }
 
+// Used at start and on SIGHUP.
 std::optional<arbpolicy::LimitsConfig> loadLimits(Sys& sys, const std::string& path,
                                                   std::string* error) {
     std::string text;
@@ -136,6 +139,7 @@ std::optional<arbpolicy::LimitsConfig> loadLimits(Sys& sys, const std::string& p
     return limits;
 }
 
+// Machine-dependent defaults and cross-option checks (reserve vs cpus, fake needs a root).
 bool resolveOptions(const Options& o, Sys& sys, Settings* s, std::string* error) {
     BackendKind kind;
     parseBackendKind(o.backend, &kind);

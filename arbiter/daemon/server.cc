@@ -26,10 +26,12 @@ constexpr uint64_t kTagListen = 1, kTagTimer = 2, kTagSignal = 3, kTagMetrics = 
 constexpr size_t kMaxOutput = 8u << 20;  // a client that stops reading is dropped beyond this
 constexpr size_t kMaxHttpRequest = 4096;
 
+// "what: strerror(errno)" for log lines and errors.
 std::string errnoText(const std::string& what) {
     return what + ": " + strerror(errno);
 }
 
+// Registers a descriptor; the tag (a fixed id or a ConnId) is how events find their owner.
 bool addFd(int epoll, int fd, uint32_t events, uint64_t tag) {
     epoll_event ev{};
     ev.events = events;
@@ -63,6 +65,7 @@ bool clearStaleSocket(const std::string& path, std::string* error) {
 
 Server::Server(ServerConfig config) : cfg_(std::move(config)) {}
 
+// Closing removes the socket file: no leftovers after a clean exit.
 Server::~Server() {
     close();
 }
@@ -119,6 +122,7 @@ bool Server::open(std::string* error) {
     return true;
 }
 
+// Loopback-only HTTP endpoint (options.cc refuses other addresses).
 bool Server::openMetricsListener(std::string* error) {
     auto colon = cfg_.metricsAddr.rfind(':');
     std::string host = cfg_.metricsAddr.substr(0, colon);
@@ -142,6 +146,7 @@ bool Server::openMetricsListener(std::string* error) {
     return ok;
 }
 
+// Idempotent: closes every descriptor and removes the socket and metrics files.
 void Server::close() {
     for (auto& [id, c] : conns_) ::close(c.fd);
     conns_.clear();
@@ -154,6 +159,7 @@ void Server::close() {
     if (!cfg_.metricsPath.empty()) unlink(cfg_.metricsPath.c_str());
 }
 
+// The loop: events, then dropped connections, then (when idle) the arbiter's deferred work.
 bool Server::run() {
     epoll_event events[64];
     // The arbiter's deferred work (bookkeeping after replies) runs when no event is waiting, so it
@@ -218,6 +224,7 @@ bool Server::handleSignal() {
     return keepGoing;
 }
 
+// One timerfd serves every deadline (release timeouts, re-adoption, metrics file).
 void Server::armTimer() {
     auto next = arbiter_->nextDeadline();
     if (!cfg_.metricsPath.empty() && (!next || nextMetricsWrite_ < *next)) next = nextMetricsWrite_;
@@ -235,6 +242,7 @@ void Server::armTimer() {
     timerfd_settime(timer_, TFD_TIMER_ABSTIME, &spec, nullptr);
 }
 
+// Rewrites the metrics file (periodic; path mode of --metrics).
 void Server::writeMetricsFile() {
     nextMetricsWrite_ = Clock::now() + cfg_.metricsPeriod;
     std::string tmp = cfg_.metricsPath + ".tmp";
@@ -248,6 +256,8 @@ void Server::writeMetricsFile() {
              errnoText("cannot write metrics to " + cfg_.metricsPath).c_str());
 }
 
+// Accepts everything pending (level-triggered epoll); client peers are identified by SO_PEERCRED
+// here, once, before any byte is read.
 void Server::accept(int listenFd, Kind kind) {
     for (;;) {
         int fd = accept4(listenFd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -270,6 +280,8 @@ void Server::accept(int listenFd, Kind kind) {
     }
 }
 
+// Reads once, then hands every complete frame to the arbiter. Malformed input ends only this
+// connection. The buffer holds at most one partial frame (<= 72 bytes) between reads.
 void Server::readable(ConnId id) {
     auto it = conns_.find(id);
     if (it == conns_.end()) return;
@@ -307,6 +319,7 @@ void Server::readable(ConnId id) {
     still.in.erase(still.in.begin(), still.in.begin() + static_cast<ptrdiff_t>(offset));
 }
 
+// Answers any request with the metrics once the header is complete; then closes.
 void Server::handleHttp(ConnId id, Conn& c) {
     std::string request(c.in.begin(), c.in.end());
     if (request.find("\r\n\r\n") == std::string::npos) {
@@ -323,6 +336,8 @@ void Server::handleHttp(ConnId id, Conn& c) {
     flushOut(id, c);
 }
 
+// Transport::send: encodes and writes now when possible, else queues (bounded by kMaxOutput).
+// Never re-enters the arbiter: failures are reported after the current event (broken_).
 void Server::send(ConnId id, const arbproto::ServerMessage& message, int passFd) {
     auto it = conns_.find(id);
     if (it == conns_.end()) {
@@ -390,11 +405,13 @@ bool Server::flushOut(ConnId id, Conn& c) {
     return true;
 }
 
+// EPOLLOUT: the socket took some queued output.
 void Server::writable(ConnId id) {
     auto it = conns_.find(id);
     if (it != conns_.end()) flushOut(id, it->second);
 }
 
+// Transport::close: the arbiter is done with this connection.
 void Server::close(ConnId id) {
     auto it = conns_.find(id);
     if (it == conns_.end()) return;
@@ -403,6 +420,7 @@ void Server::close(ConnId id) {
     drop(id, false, "closed by arbiter");
 }
 
+// Forgets and closes a connection; tells the arbiter only when it did not ask for it.
 void Server::drop(ConnId id, bool notifyArbiter, const char* why) {
     auto it = conns_.find(id);
     if (it == conns_.end()) return;

@@ -36,11 +36,13 @@ int currentTid() {
     return static_cast<int>(syscall(SYS_gettid));
 }
 
+// Closes and marks the slot empty, so a second close can never hit a reused descriptor.
 void closeFd(int* fd) {
     if (*fd >= 0) close(*fd);
     *fd = -1;
 }
 
+// Default monitor starter: a detached std::thread (the destructor waits for monitorExited_).
 bool defaultStartThread(std::function<void()> body, std::string* error) {
     try {
         std::thread(std::move(body)).detach();
@@ -66,11 +68,14 @@ bool readReply(ServerStream* stream, ServerMessage* reply, std::string* error, i
 CoreArbiterClient::CoreArbiterClient(std::string socketPath, ClientOptions options)
     : socketPath_(std::move(socketPath)), options_(std::move(options)) {}
 
+// Convenience overload with default options.
 std::unique_ptr<CoreArbiterClient> CoreArbiterClient::connect(const std::string& socketPath,
                                                               std::string* error) {
     return connect(socketPath, ClientOptions{}, error);
 }
 
+// Reserves the page address, opens the session, then starts the monitor: a failure at any step
+// returns nullptr with a one-line reason and leaves nothing running.
 std::unique_ptr<CoreArbiterClient> CoreArbiterClient::connect(const std::string& socketPath,
                                                               const ClientOptions& options,
                                                               std::string* error) {
@@ -96,6 +101,8 @@ std::unique_ptr<CoreArbiterClient> CoreArbiterClient::connect(const std::string&
     return client;
 }
 
+// Waits for the monitor and for every carrier to leave blockUntilCoreAvailable before freeing
+// anything they use; only then says goodbye (the arbiter reclaims the cores at once).
 CoreArbiterClient::~CoreArbiterClient() {
     shutdown();
     std::unique_lock lock(mu_);
@@ -111,6 +118,8 @@ CoreArbiterClient::~CoreArbiterClient() {
     if (page_) munmap(page_, arbproto::kSharedPageSize);
 }
 
+// Wakes everything that may be waiting: the monitor (eventfd), blocked carriers (shutdown(2) of
+// their sockets) and carriers waiting for a session (condition variable).
 void CoreArbiterClient::shutdown() {
     stopping_.store(true);
     uint64_t one = 1;
@@ -207,6 +216,8 @@ bool CoreArbiterClient::attachCarrier(Carrier* carrier, int claimedCore, uint64_
     return true;
 }
 
+// Carriers are keyed by kernel tid, not thread_local: under the runtime, TLS follows user threads.
+// Caller holds mu_.
 CoreArbiterClient::Carrier* CoreArbiterClient::carrierForThisThread() {
     int tid = currentTid();
     auto& slot = carriers_[tid];
@@ -226,6 +237,8 @@ void CoreArbiterClient::waitForNewSession(std::unique_lock<std::mutex>& lock,
     });
 }
 
+// Attaches the calling thread on first use (or after a restart), sends BLOCK and waits on its own
+// socket without holding mu_, so the arbiter's grant wakes exactly this thread.
 int CoreArbiterClient::blockUntilCoreAvailable() {
     std::unique_lock lock(mu_);
     Carrier* c = carrierForThisThread();
@@ -284,6 +297,8 @@ int CoreArbiterClient::blockUntilCoreAvailable() {
     return result;
 }
 
+// Forgets the core locally first, then acknowledges with the grant's generation (a stale one is
+// ignored by the arbiter). While the arbiter is away there is nobody to tell.
 void CoreArbiterClient::releaseCore(int coreId) {
     std::lock_guard lock(mu_);
     auto it = byCore_.find(coreId);
@@ -300,6 +315,8 @@ void CoreArbiterClient::releaseCore(int coreId) {
     }
 }
 
+// Caches the request (resent after a reconnect) and exchanges it synchronously, so errors surface
+// here. ctlMu_ keeps one exchange at a time on the control socket.
 bool CoreArbiterClient::setRequestedCores(const std::array<uint32_t, kPriorityLevels>& perPriority,
                                           uint32_t minCores, uint32_t maxCores,
                                           std::string* error) {
@@ -350,6 +367,8 @@ bool CoreArbiterClient::exchangeRequest(std::string* error) {
     return true;
 }
 
+// Watches the control socket for hang-up only (POLLRDHUP, not POLLIN: replies are read by the
+// callers of setRequestedCores) and drives reconnection.
 void CoreArbiterClient::monitorLoop() {
     while (!stopping_.load()) {
         int fd;
@@ -386,6 +405,7 @@ void CoreArbiterClient::sessionLost() {
     sessionChanged_.notify_all();
 }
 
+// Retries with exponential back-off until a new session is up or the client shuts down.
 void CoreArbiterClient::reconnectLoop() {
     int delay = options_.reconnectMinMs;
     while (!stopping_.load()) {

@@ -11,11 +11,13 @@ namespace {
 using detail::Reader;
 using detail::Writer;
 
+// Sets the reason and returns false, so parsers read as a chain of checks.
 bool fail(std::string* why, const std::string& text) {
     if (why) *why = text;
     return false;
 }
 
+// Types 1-7 (client) and 101-106 (arbiter); anything else is malformed at the header.
 bool knownType(uint16_t t) {
     return (t >= 1 && t <= 7) || (t >= 101 && t <= 106);
 }
@@ -28,10 +30,12 @@ bool checkVersion(uint16_t major, std::string* why) {
     return true;
 }
 
+// A core id must index the release page.
 bool validCore(int32_t core) {
     return core >= 0 && core < kMaxCoreIds;
 }
 
+// Exact size, magic, major version, known role, no unknown flag, reserved zero.
 bool parseHello(Reader& r, Hello* m, std::string* why) {
     uint32_t magic, role, flags, reserved;
     if (!r.get(&magic) || !r.get(&m->major) || !r.get(&m->minor) || !r.get(&role) ||
@@ -49,6 +53,7 @@ bool parseHello(Reader& r, Hello* m, std::string* why) {
     return true;
 }
 
+// Exact size, magic, version, non-zero session, positive tid, claimed core -1 or in range.
 bool parseAttach(Reader& r, Attach* m, std::string* why) {
     uint32_t magic;
     if (!r.get(&magic) || !r.get(&m->major) || !r.get(&m->minor) || !r.get(&m->sessionId) ||
@@ -63,6 +68,7 @@ bool parseAttach(Reader& r, Attach* m, std::string* why) {
     return true;
 }
 
+// Counts bounded by the page size; min <= max.
 bool parseSetRequest(Reader& r, SetRequest* m, std::string* why) {
     for (auto& n : m->perPriority)
         if (!r.get(&n)) return fail(why, "set-request: wrong payload size");
@@ -77,6 +83,7 @@ bool parseSetRequest(Reader& r, SetRequest* m, std::string* why) {
     return true;
 }
 
+// Core in range, reserved zero, generation non-zero (generations start at 1).
 bool parseReleaseDone(Reader& r, ReleaseDone* m, std::string* why) {
     uint32_t reserved;
     if (!r.get(&m->core) || !r.get(&reserved) || !r.get(&m->generation) || !r.done())
@@ -88,11 +95,13 @@ bool parseReleaseDone(Reader& r, ReleaseDone* m, std::string* why) {
 }
 
 template <typename T>
+// BLOCK, GOODBYE, STATUS_QUERY carry nothing.
 bool parseEmpty(Reader& r, T*, std::string* why) {
     if (!r.done()) return fail(why, "message takes no payload");
     return true;
 }
 
+// Length checked against the bytes left before anything is allocated.
 bool parseCoreList(Reader& r, std::vector<int32_t>* cores, std::string* why) {
     uint32_t n;
     if (!r.get(&n) || n > r.remaining() / sizeof(int32_t)) return fail(why, "bad core list length");
@@ -102,6 +111,7 @@ bool parseCoreList(Reader& r, std::vector<int32_t>* cores, std::string* why) {
     return true;
 }
 
+// One process record of a status reply.
 bool parseProcessStatus(Reader& r, ProcessStatus* p, std::string* why) {
     uint16_t commLength;
     bool ok = r.get(&p->pid) && r.get(&p->uid);
@@ -115,6 +125,7 @@ bool parseProcessStatus(Reader& r, ProcessStatus* p, std::string* why) {
     return true;
 }
 
+// Bounded by the payload: a lying count cannot make the client allocate much.
 bool parseStatusReply(Reader& r, StatusReply* m, std::string* why) {
     uint32_t n;
     if (!r.get(&m->epoch)) return fail(why, "status: truncated");
@@ -128,6 +139,7 @@ bool parseStatusReply(Reader& r, StatusReply* m, std::string* why) {
     return true;
 }
 
+// Arbiter -> client messages, validated as strictly as the client's.
 bool parseServer(MsgType type, Reader& r, ServerMessage* out, std::string* why) {
     switch (type) {
         case MsgType::kHelloReply: {
@@ -200,6 +212,7 @@ size_t beginFrame(MsgType type, std::vector<uint8_t>* out) {
     return start;
 }
 
+// Patches the payload length once the payload is written.
 void endFrame(size_t start, std::vector<uint8_t>* out) {
     uint32_t length = static_cast<uint32_t>(out->size() - start - kHeaderSize);
     std::memcpy(out->data() + start, &length, sizeof(length));
