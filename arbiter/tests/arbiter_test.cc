@@ -168,6 +168,27 @@ class ArbiterTest : public ::testing::Test {
     bool releaseAsked(ConnId session, int core) {
         return pages_[session]->release[core].load(std::memory_order_relaxed) != 0;
     }
+    // The reclaim scenario: one managed core (1), held by pid 600's carrier 601 at priority 7; pid
+    // 700 (carrier 701) then asks for it at priority 0, which starts a release.
+    struct Contest {
+        ConnId low, lowCarrier, high, highCarrier;
+        uint64_t lowGeneration;
+    };
+    Contest contestOneCore() {
+        startArbiter({1});
+        addProcess(600, {601});
+        addProcess(700, {701});
+        Contest c;
+        c.low = hello(600);
+        c.lowCarrier = carrier(c.low, 600, 601);
+        request(c.low, 7, 1);
+        EXPECT_TRUE(granted(c.lowCarrier));
+        c.lowGeneration = granted(c.lowCarrier) ? granted(c.lowCarrier)->generation : 0;
+        c.high = hello(700);
+        c.highCarrier = carrier(c.high, 700, 701);
+        request(c.high, 0, 1);  // at t0_: the release deadline is t0_ + 10 ms
+        return c;
+    }
     arbproto::ProcessStatus statusOf(pid_t pid) {
         for (const auto& p : arbiter_->status().processes)
             if (p.pid == pid) return p;
@@ -225,20 +246,11 @@ TEST_F(ArbiterTest, Grant_NeverMoreCoresThanCarriers) {
 }
 
 TEST_F(ArbiterTest, Reclaim_HigherPriorityTakesCoreCooperatively) {
-    startArbiter({1});
-    addProcess(600, {601});
-    addProcess(700, {701});
-    ConnId low = hello(600);
-    ConnId lowCarrier = carrier(low, 600, 601);
-    request(low, 7, 1);
-    ASSERT_TRUE(granted(lowCarrier));
-    ConnId high = hello(700);
-    ConnId highCarrier = carrier(high, 700, 701);
-    request(high, 0, 1);
+    auto [low, lowCarrier, high, highCarrier, gen] = contestOneCore();
     EXPECT_FALSE(granted(highCarrier));
     EXPECT_TRUE(releaseAsked(low, 1));
     EXPECT_EQ(statusOf(600).pendingReleases, std::vector<int>{1});
-    send(lowCarrier, arbproto::ReleaseDone{1, granted(lowCarrier)->generation}, t0_ + 1ms);
+    send(lowCarrier, arbproto::ReleaseDone{1, gen}, t0_ + 1ms);
     ASSERT_TRUE(granted(highCarrier));
     EXPECT_EQ(granted(highCarrier)->core, 1);
     EXPECT_FALSE(releaseAsked(low, 1));
@@ -248,21 +260,13 @@ TEST_F(ArbiterTest, Reclaim_HigherPriorityTakesCoreCooperatively) {
     EXPECT_LT(grantAt, outAt);
     EXPECT_EQ(arbiter_->counters().releases, 1u);
     EXPECT_EQ(arbiter_->counters().forcedReclaims, 0u);
-    arbiter_->onTimer(t0_ + 1s);  // the old deadline finds nothing to do
+    EXPECT_EQ(arbiter_->nextDeadline(), std::nullopt);  // the release's deadline is gone
+    arbiter_->onTimer(t0_ + 1s);
     EXPECT_EQ(arbiter_->counters().forcedReclaims, 0u);
 }
 
 TEST_F(ArbiterTest, Reclaim_ForcedAfterTheTimeout) {
-    startArbiter({1});
-    addProcess(600, {601});
-    addProcess(700, {701});
-    ConnId low = hello(600);
-    ConnId lowCarrier = carrier(low, 600, 601);
-    request(low, 7, 1);
-    uint64_t gen = granted(lowCarrier)->generation;
-    ConnId high = hello(700);
-    ConnId highCarrier = carrier(high, 700, 701);
-    request(high, 0, 1);
+    auto [low, lowCarrier, high, highCarrier, gen] = contestOneCore();
     ASSERT_EQ(arbiter_->nextDeadline(), t0_ + 10ms);
     arbiter_->onTimer(t0_ + 9ms);
     EXPECT_FALSE(granted(highCarrier));
@@ -283,16 +287,7 @@ TEST_F(ArbiterTest, Reclaim_ForcedAfterTheTimeout) {
 }
 
 TEST_F(ArbiterTest, Reclaim_StaleTimeoutNeverHitsALaterGrant) {
-    startArbiter({1});
-    addProcess(600, {601});
-    addProcess(700, {701});
-    ConnId low = hello(600);
-    ConnId lowCarrier = carrier(low, 600, 601);
-    request(low, 7, 1);
-    uint64_t firstGen = granted(lowCarrier)->generation;
-    ConnId high = hello(700);
-    carrier(high, 700, 701);
-    request(high, 0, 1, 0, UINT32_MAX, t0_);  // deadline t0 + 10 ms for generation firstGen
+    auto [low, lowCarrier, high, highCarrier, firstGen] = contestOneCore();
     send(lowCarrier, arbproto::ReleaseDone{1, firstGen}, t0_ + 1ms);
     send(lowCarrier, arbproto::Block{}, t0_ + 1ms);
     // The high-priority process leaves: the low one gets the core back with a new generation.
