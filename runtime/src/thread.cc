@@ -162,6 +162,16 @@ ThreadContext* allocateThread(const ThreadAttributes& attributes, int* err) {
     return t;
 }
 
+void* tcbOf(ThreadContext* t) { return t->tcb; }
+
+ThreadId threadFromTcb(const void* tcb) {
+    if (!tcb) return {};
+    auto* t = *reinterpret_cast<ThreadContext* const*>(static_cast<const char*>(tcb) +
+                                                         kUserThreadSlot);
+    if (!t || t->tcb != tcb) return {};
+    return ThreadId{t, t->generation()};
+}
+
 void* reserveClosureSpace(ThreadContext* t, size_t size, size_t align) {
     auto top = reinterpret_cast<uintptr_t>(t->closureTop);
     top = (top - size) & ~(uintptr_t(align) - 1);

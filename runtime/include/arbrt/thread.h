@@ -142,6 +142,11 @@ uint64_t coreBusyNs(int core);
 
 namespace detail {
 
+// The TCB (what pthread_self() returns) of a thread created by allocateThread().
+void* tcbOf(ThreadContext* context);
+// The live user thread whose TCB is `tcb`, or a null handle if `tcb` is not a user thread's.
+ThreadId threadFromTcb(const void* tcb);
+
 // Where a templated thread's closure lives: at the top of its stack, below `limit`.
 void* reserveClosureSpace(ThreadContext* context, size_t size, size_t align);
 ThreadContext* allocateThread(const ThreadAttributes& attributes, int* err);

@@ -1,0 +1,125 @@
+// pthread condition variables on the parking lot, state kept in the object (zero = default):
+//   word 0 (low half of __wseq)  sequence: bumped by every signal/broadcast; waiters park on it
+//   __g_size[0]                  number of waiters (lets signal skip the parking lot when 0)
+//   __wrefs                      flags, as glibc encodes them: bit 0 process-shared, bit 1
+//   monotonic
+// A waiter reads the sequence before releasing the mutex and parks only while it is unchanged, so a
+// signal between the two is never lost. Process-shared condvars go to the real libc.
+#include <errno.h>
+#include <pthread.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "arbrt/arbrt.h"
+#include "mutex_impl.h"
+#include "real_libc.h"
+#include "shim.h"
+
+namespace arbrun {
+namespace {
+
+constexpr unsigned kShared = 1, kMonotonic = 2;
+
+std::atomic<uint32_t>& sequence(pthread_cond_t* c) {
+    // The low half of __wseq (offset 0 of the object); through char* to keep strict aliasing happy.
+    return *reinterpret_cast<std::atomic<uint32_t>*>(reinterpret_cast<char*>(c));
+}
+std::atomic<uint32_t>& waiters(pthread_cond_t* c) {
+    return *reinterpret_cast<std::atomic<uint32_t>*>(&c->__data.__g_size[0]);
+}
+unsigned flags(const pthread_cond_t* c) {
+    return __atomic_load_n(&c->__data.__wrefs, __ATOMIC_RELAXED);
+}
+
+bool passesThrough(const pthread_cond_t* c) {
+    return flags(c) & kShared;
+}
+
+int wait(pthread_cond_t* c, pthread_mutex_t* m, uint64_t deadlineNs) {
+    if (mutexPassesThrough(m)) return EINVAL;  // a process-shared mutex needs a process-shared cond
+    std::atomic<uint32_t>& seq = sequence(c);
+    // seq_cst RMW on the counter, then the sequence read: pairs with signal's RMW-then-read (a
+    // signal that reads waiters == 0 happened before we read the sequence, so we will not park).
+    waiters(c).fetch_add(1, std::memory_order_seq_cst);
+    const uint32_t observed = seq.load(std::memory_order_seq_cst);
+    if (int err = mutexUnlock(m)) {
+        waiters(c).fetch_sub(1, std::memory_order_relaxed);
+        return err;
+    }
+    const auto r = arbrt::park(
+        &seq, [&] { return seq.load(std::memory_order_relaxed) == observed; }, deadlineNs);
+    waiters(c).fetch_sub(1, std::memory_order_relaxed);
+    // Re-lock even after a time-out, as POSIX requires; an error here means the mutex was misused.
+    mutexLock(m, arbrt::detail::kNoDeadline);
+    return r == arbrt::ParkResult::timedOut ? ETIMEDOUT : 0;
+}
+
+void wakeWaiters(pthread_cond_t* c, size_t count) {
+    sequence(c).fetch_add(1, std::memory_order_seq_cst);
+    if (waiters(c).load(std::memory_order_seq_cst) == 0) return;
+    arbrt::unpark(&sequence(c), count);
+}
+
+}  // namespace
+}  // namespace arbrun
+
+using namespace arbrun;
+
+#define COND_VERSION "GLIBC_2.3.2"
+
+ARBRUN_EXPORT int pthread_cond_init(pthread_cond_t* c, const pthread_condattr_t* attr) {
+    int pshared = PTHREAD_PROCESS_PRIVATE;
+    clockid_t clock = CLOCK_REALTIME;
+    if (attr) {
+        pthread_condattr_getpshared(attr, &pshared);
+        pthread_condattr_getclock(attr, &clock);
+    }
+    if (pshared == PTHREAD_PROCESS_SHARED) {
+        return ARBRUN_REAL_VERSION(pthread_cond_init, COND_VERSION)(c, attr);
+    }
+    std::memset(c, 0, sizeof *c);
+    c->__data.__wrefs = clock == CLOCK_MONOTONIC ? kMonotonic : 0;
+    return 0;
+}
+
+ARBRUN_EXPORT int pthread_cond_destroy(pthread_cond_t* c) {
+    if (passesThrough(c)) return ARBRUN_REAL_VERSION(pthread_cond_destroy, COND_VERSION)(c);
+    return 0;
+}
+
+ARBRUN_EXPORT int pthread_cond_wait(pthread_cond_t* c, pthread_mutex_t* m) {
+    if (passesThrough(c)) return ARBRUN_REAL_VERSION(pthread_cond_wait, COND_VERSION)(c, m);
+    return wait(c, m, arbrt::detail::kNoDeadline);
+}
+
+ARBRUN_EXPORT int pthread_cond_timedwait(pthread_cond_t* c, pthread_mutex_t* m,
+                                         const timespec* abstime) {
+    if (passesThrough(c))
+        return ARBRUN_REAL_VERSION(pthread_cond_timedwait, COND_VERSION)(c, m, abstime);
+    uint64_t deadline;
+    const clockid_t clock = (flags(c) & kMonotonic) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
+    if (int err = deadlineFrom(clock, abstime, &deadline)) return err;
+    return wait(c, m, deadline);
+}
+
+ARBRUN_EXPORT int pthread_cond_clockwait(pthread_cond_t* c, pthread_mutex_t* m, clockid_t clock,
+                                         const timespec* abstime) {
+    if (passesThrough(c)) return ARBRUN_REAL(pthread_cond_clockwait)(c, m, clock, abstime);
+    if (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME) return EINVAL;
+    uint64_t deadline;
+    if (int err = deadlineFrom(clock, abstime, &deadline)) return err;
+    return wait(c, m, deadline);
+}
+
+ARBRUN_EXPORT int pthread_cond_signal(pthread_cond_t* c) {
+    if (passesThrough(c)) return ARBRUN_REAL_VERSION(pthread_cond_signal, COND_VERSION)(c);
+    wakeWaiters(c, 1);
+    return 0;
+}
+
+ARBRUN_EXPORT int pthread_cond_broadcast(pthread_cond_t* c) {
+    if (passesThrough(c)) return ARBRUN_REAL_VERSION(pthread_cond_broadcast, COND_VERSION)(c);
+    wakeWaiters(c, ~size_t{0});
+    return 0;
+}

@@ -1,0 +1,182 @@
+// pthread mutexes on the runtime's parking lot. The object's own fields hold all state, laid out as
+// glibc lays them out (so static initialisers, zero-filled memory and copies before first use
+// work):
+//   __lock   0 free, 1 locked, 2 locked and waiters may be parked on &__lock
+//   __count  recursion depth (recursive mutexes)
+//   __owner  selfId() of the holder (all types; errorcheck/recursive rely on it)
+//   __kind   type | flags, as set by pthread_mutex_init or a static initialiser
+// Robust, priority-inheritance/protection and process-shared mutexes go to the real libc: they
+// depend on kernel futex features keyed by real thread ids.
+#include <errno.h>
+#include <pthread.h>
+
+#include <atomic>
+#include <climits>
+#include <cstring>
+
+#include "arbrt/arbrt.h"
+#include "mutex_impl.h"
+#include "real_libc.h"
+#include "shim.h"
+
+namespace arbrun {
+namespace {
+
+constexpr int kTypeMask = 3;  // normal(timed) / recursive / errorcheck / adaptive
+constexpr int kPassThroughFlags = 16 | 32 | 64 | 128;  // robust, PI, PP, process-shared
+constexpr int kSpinIterations = 100;
+
+std::atomic<int>& lockWord(pthread_mutex_t* m) {
+    return *reinterpret_cast<std::atomic<int>*>(&m->__data.__lock);
+}
+
+int kindOf(const pthread_mutex_t* m) {
+    return __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED);
+}
+
+// Drepper's mutex (futex "mutex2") with the parking lot in place of the kernel futex.
+int acquireSlow(pthread_mutex_t* m, uint64_t deadlineNs) {
+    std::atomic<int>& word = lockWord(m);
+    for (int i = 0; i < kSpinIterations; ++i) {
+        int expected = 0;
+        if (word.load(std::memory_order_relaxed) == 0 &&
+            word.compare_exchange_weak(expected, 1, std::memory_order_acquire)) {
+            return 0;
+        }
+        __builtin_ia32_pause();
+    }
+    while (word.exchange(2, std::memory_order_acquire) != 0) {
+        const auto r = arbrt::park(
+            &word, [&] { return word.load(std::memory_order_relaxed) == 2; }, deadlineNs);
+        if (r == arbrt::ParkResult::timedOut) return ETIMEDOUT;
+    }
+    return 0;
+}
+
+int acquire(pthread_mutex_t* m, uint64_t deadlineNs) {
+    int expected = 0;
+    if (lockWord(m).compare_exchange_strong(expected, 1, std::memory_order_acquire)) return 0;
+    return acquireSlow(m, deadlineNs);
+}
+
+void release(pthread_mutex_t* m) {
+    if (lockWord(m).exchange(0, std::memory_order_release) == 2) arbrt::unpark(&lockWord(m), 1);
+}
+
+// Type-specific checks around acquire(): recursion, self-deadlock.
+int lockTyped(pthread_mutex_t* m, int kind, uint64_t deadlineNs, bool tryOnly) {
+    const int self = selfId();
+    const int type = kind & kTypeMask;
+    if (type == PTHREAD_MUTEX_RECURSIVE && m->__data.__owner == self) {
+        if (m->__data.__count == UINT_MAX) return EAGAIN;
+        ++m->__data.__count;
+        return 0;
+    }
+    if (type == PTHREAD_MUTEX_ERRORCHECK && m->__data.__owner == self) {
+        return tryOnly ? EBUSY : EDEADLK;
+    }
+    int expected = 0;
+    if (tryOnly) {
+        if (!lockWord(m).compare_exchange_strong(expected, 1, std::memory_order_acquire))
+            return EBUSY;
+    } else if (int err = acquire(m, deadlineNs)) {
+        return err;
+    }
+    m->__data.__owner = self;
+    m->__data.__count = 1;
+    return 0;
+}
+
+}  // namespace
+
+bool mutexPassesThrough(const pthread_mutex_t* m) {
+    return kindOf(m) & kPassThroughFlags;
+}
+
+int mutexLock(pthread_mutex_t* m, uint64_t deadlineNs) {
+    const int kind = kindOf(m);
+    if (kind < 0) return EINVAL;  // destroyed
+    return lockTyped(m, kind, deadlineNs, false);
+}
+
+int mutexUnlock(pthread_mutex_t* m) {
+    const int kind = kindOf(m);
+    if (kind < 0) return EINVAL;
+    const int type = kind & kTypeMask;
+    if (type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK) {
+        if (m->__data.__owner != selfId() || lockWord(m).load(std::memory_order_relaxed) == 0) {
+            return EPERM;
+        }
+        if (type == PTHREAD_MUTEX_RECURSIVE && --m->__data.__count != 0) return 0;
+    }
+    m->__data.__owner = 0;
+    m->__data.__count = 0;
+    release(m);
+    return 0;
+}
+
+}  // namespace arbrun
+
+using namespace arbrun;
+
+ARBRUN_EXPORT int pthread_mutex_init(pthread_mutex_t* m, const pthread_mutexattr_t* attr) {
+    int type = PTHREAD_MUTEX_DEFAULT, pshared = PTHREAD_PROCESS_PRIVATE;
+    int robust = PTHREAD_MUTEX_STALLED, protocol = PTHREAD_PRIO_NONE;
+    if (attr) {
+        pthread_mutexattr_gettype(attr, &type);
+        pthread_mutexattr_getpshared(attr, &pshared);
+        pthread_mutexattr_getrobust(attr, &robust);
+        pthread_mutexattr_getprotocol(attr, &protocol);
+    }
+    if (pshared == PTHREAD_PROCESS_SHARED || robust == PTHREAD_MUTEX_ROBUST ||
+        protocol != PTHREAD_PRIO_NONE) {
+        return ARBRUN_REAL(pthread_mutex_init)(m, attr);  // glibc encodes the flags in __kind
+    }
+    std::memset(m, 0, sizeof *m);
+    m->__data.__kind = type;
+    return 0;
+}
+
+ARBRUN_EXPORT int pthread_mutex_destroy(pthread_mutex_t* m) {
+    if (mutexPassesThrough(m)) return ARBRUN_REAL(pthread_mutex_destroy)(m);
+    if (lockWord(m).load(std::memory_order_relaxed) != 0) return EBUSY;
+    __atomic_store_n(&m->__data.__kind, -1, __ATOMIC_RELAXED);  // like glibc: later use is EINVAL
+    return 0;
+}
+
+ARBRUN_EXPORT int pthread_mutex_lock(pthread_mutex_t* m) {
+    if (mutexPassesThrough(m)) return ARBRUN_REAL(pthread_mutex_lock)(m);
+    return mutexLock(m, arbrt::detail::kNoDeadline);
+}
+
+ARBRUN_EXPORT int pthread_mutex_trylock(pthread_mutex_t* m) {
+    if (mutexPassesThrough(m)) return ARBRUN_REAL(pthread_mutex_trylock)(m);
+    const int kind = kindOf(m);
+    if (kind < 0) return EINVAL;
+    const int err = lockTyped(m, kind, 0, true);
+    // A failing trylock lets other user threads run: PARSEC spins on it (streamcluster,
+    // fluidanimate) and the holder may be waiting for this core.
+    if (err == EBUSY && onUserThread()) arbrt::yield();
+    return err;
+}
+
+ARBRUN_EXPORT int pthread_mutex_timedlock(pthread_mutex_t* m, const timespec* abstime) {
+    if (mutexPassesThrough(m)) return ARBRUN_REAL(pthread_mutex_timedlock)(m, abstime);
+    uint64_t deadline;
+    if (int err = deadlineFrom(CLOCK_REALTIME, abstime, &deadline)) return err;
+    return mutexLock(m, deadline);
+}
+
+ARBRUN_EXPORT int pthread_mutex_clocklock(pthread_mutex_t* m, clockid_t clock,
+                                          const timespec* abstime) {
+    if (mutexPassesThrough(m)) return ARBRUN_REAL(pthread_mutex_clocklock)(m, clock, abstime);
+    if (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME) return EINVAL;
+    uint64_t deadline;
+    if (int err = deadlineFrom(clock, abstime, &deadline)) return err;
+    return mutexLock(m, deadline);
+}
+
+ARBRUN_EXPORT int pthread_mutex_unlock(pthread_mutex_t* m) {
+    if (mutexPassesThrough(m)) return ARBRUN_REAL(pthread_mutex_unlock)(m);
+    return mutexUnlock(m);
+}

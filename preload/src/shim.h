@@ -1,0 +1,57 @@
+// State shared by the interposed functions: whether the runtime runs, and who the caller is.
+#pragma once
+
+#include <pthread.h>
+
+#include <atomic>
+#include <cstdint>
+#include <ctime>
+
+#include "arbrt/thread.h"
+
+namespace arbrun {
+
+enum class Mode : int {
+    undecided,  // before the first interposed call or the library constructor
+    runtime,    // threads are user threads on the arbrt runtime
+    native,     // the runtime could not start: everything passes through to libc
+};
+
+// Decides the mode once (reads the configuration, starts the runtime); safe to call from any
+// interposed function, including re-entrantly while starting (returns `undecided` then).
+Mode ensureStarted();
+
+inline bool runtimeMode() {
+    return ensureStarted() == Mode::runtime;
+}
+
+// True on a user thread: its TCB carries the runtime's context pointer.
+inline bool onUserThread() {
+    return bool(arbrt::self());
+}
+
+// The caller's thread id as glibc keeps it in the TCB (the kernel tid for kernel threads, a unique
+// id
+// >= 0x400000 for user threads): owner field of mutexes, one load.
+inline int32_t selfId() {
+    int32_t id;
+    asm volatile("movl %%fs:720, %0" : "=r"(id));
+    return id;
+}
+
+// Creates a user thread that runs start(arg) the way pthread_create does (pthread_exit and
+// cancellation unwind to its entry frame). Returns 0 or an errno value.
+int createUserThread(const arbrt::ThreadAttributes& attributes, void* (*start)(void*), void* arg,
+                     pthread_t* thread);
+
+// Validates a timespec deadline (EINVAL for tv_nsec outside [0, 1e9)) and converts it from `clock`
+// to the runtime's timeline. Returns 0 or EINVAL.
+int deadlineFrom(clockid_t clock, const timespec* abstime, uint64_t* deadlineNs);
+
+// Verbose diagnostics (ARBRUN_VERBOSE): one line to stderr, prefixed "arbrun: ".
+void logVerbose(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+void logWarning(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+}  // namespace arbrun
+
+#define ARBRUN_EXPORT extern "C" __attribute__((visibility("default")))

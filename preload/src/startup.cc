@@ -1,0 +1,189 @@
+// Start-up: reads the configuration, starts the runtime (or decides to run natively, saying why
+// once), and runs the program's main() as a user thread.
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "arbconfig/config.h"
+#include "arbrt/arbrt.h"
+#include "arbrt/host.h"
+#include "real_libc.h"
+#include "shim.h"
+
+namespace arbrun {
+namespace {
+
+std::atomic<int> gMode{int(Mode::undecided)};
+std::atomic<bool> gStarting{false};
+// Written once by decideMode(), read-only afterwards. Constructed on first use: interposed calls
+// can arrive from other libraries' constructors before this file's dynamic initialisers have run.
+arbconfig::Config& config() {
+    static arbconfig::Config instance;
+    return instance;
+}
+
+void vlog(const char* fmt, va_list ap) {
+    char line[512];
+    int n = std::snprintf(line, sizeof line, "arbrun: ");
+    n += std::vsnprintf(line + n, sizeof line - size_t(n), fmt, ap);
+    if (n > int(sizeof line) - 2) n = int(sizeof line) - 2;
+    line[n++] = '\n';
+    (void)!write(STDERR_FILENO, line, size_t(n));
+}
+
+// Whether something accepts connections at the arbiter's socket; the reason when not.
+bool arbiterReachable(const std::string& path, std::string* why) {
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (path.size() >= sizeof addr.sun_path) {
+        *why = "path too long";
+        return false;
+    }
+    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        *why = std::strerror(errno);
+        return false;
+    }
+    const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    if (!ok) *why = std::strerror(errno);
+    close(fd);
+    return ok;
+}
+
+void printStats() {
+    const arbrt::RuntimeStats s = arbrt::stats();
+    std::fprintf(stderr,
+                 "arbrun: stats: threads created %llu, peak live threads %llu, context switches "
+                 "%llu, steals %llu, cores %d\n",
+                 (unsigned long long)s.threadsCreated, (unsigned long long)s.peakLiveThreads,
+                 (unsigned long long)s.contextSwitches, (unsigned long long)s.steals,
+                 arbrt::numCores());
+}
+
+Mode decideMode() {
+    std::string error;
+    if (!arbconfig::fromEnvironment([](const char* name) { return getenv(name); }, &config(),
+                                    &error)) {
+        logWarning("%s; running natively", error.c_str());
+        return Mode::native;
+    }
+    arbrt::RuntimeOptions options;
+    options.numCores = int(config().maxCores);
+    if (!config().standalone) {
+        std::string why;
+        if (!arbiterReachable(config().arbiterSocket, &why)) {
+            const int cores =
+                options.numCores ? options.numCores : int(sysconf(_SC_NPROCESSORS_ONLN));
+            logWarning("cannot reach core arbiter at %s (%s); running standalone on %d cores",
+                       config().arbiterSocket.c_str(), why.c_str(), cores);
+        }
+    }
+    arbrt::setHostThreadApi({ARBRUN_REAL(pthread_create), ARBRUN_REAL(pthread_join)});
+    if (auto err = arbrt::start(options)) {
+        logWarning("cannot start the user-thread runtime (%s); running natively",
+                   err->message.c_str());
+        return Mode::native;
+    }
+    if (config().stats) std::atexit(printStats);
+    logVerbose("runtime started with %d cores", arbrt::numCores());
+    return Mode::runtime;
+}
+
+// main() as a user thread: its return value goes to exit() on that thread, as in a native program.
+int (*gMain)(int, char**, char**) = nullptr;
+struct MainArgs {
+    int argc;
+    char** argv;
+    char** envp;
+};
+
+void* runMain(void* raw) {
+    auto* a = static_cast<MainArgs*>(raw);
+    std::exit(gMain(a->argc, a->argv, a->envp));
+}
+
+size_t mainStackSize() {
+    rlimit rl{};
+    constexpr size_t kDefault = 8u << 20, kMax = size_t(1) << 30;
+    if (getrlimit(RLIMIT_STACK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return kDefault;
+    return rl.rlim_cur < kDefault ? kDefault : (rl.rlim_cur > kMax ? kMax : size_t(rl.rlim_cur));
+}
+
+int mainTrampoline(int argc, char** argv, char** envp) {
+    if (ensureStarted() != Mode::runtime) return gMain(argc, argv, envp);
+    MainArgs args{argc, argv, envp};
+    arbrt::ThreadAttributes attributes;
+    attributes.stackSize = mainStackSize();
+    pthread_t main;
+    if (int err = createUserThread(attributes, runMain, &args, &main)) {
+        logWarning("cannot create the main user thread (%s); running main natively", strerror(err));
+        return gMain(argc, argv, envp);
+    }
+    pthread_join(main, nullptr);  // returns only if main() called pthread_exit()
+    arbrt::waitUntilNoThreads();
+    std::exit(0);  // POSIX: the process exits with status 0 after its last thread
+}
+
+__attribute__((constructor(101))) void onLoad() {
+    ensureStarted();
+}
+
+}  // namespace
+
+Mode ensureStarted() {
+    const int mode = gMode.load(std::memory_order_acquire);
+    if (mode != int(Mode::undecided)) return Mode(mode);
+    bool expected = false;
+    if (!gStarting.compare_exchange_strong(expected, true)) return Mode(gMode.load());
+    const Mode decided = decideMode();
+    gMode.store(int(decided), std::memory_order_release);
+    return decided;
+}
+
+int deadlineFrom(clockid_t clock, const timespec* abstime, uint64_t* deadlineNs) {
+    if (!abstime || abstime->tv_nsec < 0 || abstime->tv_nsec >= 1'000'000'000) return EINVAL;
+    if (abstime->tv_sec < 0) {
+        *deadlineNs = 0;  // long past
+        return 0;
+    }
+    return arbrt::deadlineToNs(clock, *abstime, deadlineNs) ? 0 : EINVAL;
+}
+
+void logVerbose(const char* fmt, ...) {
+    if (!config().verbose) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vlog(fmt, ap);
+    va_end(ap);
+}
+
+void logWarning(const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vlog(fmt, ap);
+    va_end(ap);
+}
+
+}  // namespace arbrun
+
+using StartMain = int (*)(int (*)(int, char**, char**), int, char**, void (*)(), void (*)(),
+                          void (*)(), void*);
+
+// glibc's entry from _start: runs the executable's constructors, then main. We hand it a main that
+// runs the real one on a user thread.
+ARBRUN_EXPORT int __libc_start_main(int (*main)(int, char**, char**), int argc, char** argv,
+                                    void (*init)(), void (*fini)(), void (*rtldFini)(),
+                                    void* stackEnd) {
+    arbrun::gMain = main;
+    auto real = reinterpret_cast<StartMain>(arbrun::lookupReal("__libc_start_main"));
+    return real(arbrun::mainTrampoline, argc, argv, init, fini, rtldFini, stackEnd);
+}

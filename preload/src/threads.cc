@@ -1,0 +1,143 @@
+// pthread thread management mapped onto user threads. pthread_t is the user thread's TCB address,
+// so glibc's own pthread_self()/pthread_equal() agree with what pthread_create() returned.
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "arbrt/arbrt.h"
+#include "real_libc.h"
+#include "shim.h"
+
+namespace arbrun {
+namespace {
+
+// struct pthread fields (glibc 2.36 x86-64; the runtime verified the layout at start-up).
+constexpr size_t kCleanupJmpBuf = 768, kCancelHandling = 776, kCleanup = 760, kResult = 1576;
+
+template <typename T>
+T& tcbField(void* tcb, size_t offset) {
+    return *reinterpret_cast<T*>(static_cast<char*>(tcb) + offset);
+}
+
+struct StartInfo {
+    void* (*start)(void*);
+    void* arg;
+};
+
+// Every pthread-created user thread starts here. Like glibc's start_thread it provides the jump
+// buffer that pthread_exit() and cancellation unwind to (glibc's own __pthread_unwind runs the C++
+// destructors and cleanup handlers on the way), and returns the value pthread_exit() stored.
+void* pthreadTrampoline(void* raw) {
+    const StartInfo info = *static_cast<StartInfo*>(raw);
+    void* tcb = arbrt::detail::tcbOf(arbrt::self().context);
+    tcbField<int>(tcb, kCancelHandling) = 0;
+    tcbField<void*>(tcb, kCleanup) = nullptr;
+    __pthread_unwind_buf_t unwindBuf;
+    if (__sigsetjmp(reinterpret_cast<__jmp_buf_tag*>(unwindBuf.__cancel_jmp_buf), 0) == 0) {
+        std::memset(unwindBuf.__pad, 0, sizeof unwindBuf.__pad);
+        tcbField<void*>(tcb, kCleanupJmpBuf) = &unwindBuf;
+        return info.start(info.arg);
+    }
+    // pthread_exit() or cancellation unwound to here.
+    return tcbField<void*>(tcb, kResult);
+}
+
+// Reads the parts of a pthread attribute object that a user thread honours.
+int readAttributes(const pthread_attr_t* attr, arbrt::ThreadAttributes* out) {
+    if (!attr) return 0;
+    int detach = PTHREAD_CREATE_JOINABLE;
+    if (pthread_attr_getdetachstate(attr, &detach) != 0) return EINVAL;
+    out->detached = detach == PTHREAD_CREATE_DETACHED;
+    void* stackAddr = nullptr;
+    size_t stackSize = 0;
+    if (pthread_attr_getstack(attr, &stackAddr, &stackSize) == 0 && stackAddr) {
+        out->stackSize = stackSize;  // a caller-provided stack: we honour its size, not its address
+    } else if (pthread_attr_getstacksize(attr, &stackSize) == 0) {
+        out->stackSize = stackSize;
+    }
+    return 0;
+}
+
+arbrt::ThreadId userThread(pthread_t thread) {
+    return arbrt::detail::threadFromTcb(reinterpret_cast<const void*>(thread));
+}
+
+int timedJoin(pthread_t thread, void** result, clockid_t clock, const timespec* abstime) {
+    uint64_t deadline;
+    if (int err = deadlineFrom(clock, abstime, &deadline)) return err;
+    return arbrt::joinUntil(userThread(thread), deadline, result);
+}
+
+}  // namespace
+}  // namespace arbrun
+
+using namespace arbrun;
+
+namespace arbrun {
+
+int createUserThread(const arbrt::ThreadAttributes& attributes, void* (*start)(void*), void* arg,
+                     pthread_t* thread) {
+    int err = 0;
+    arbrt::detail::ThreadContext* context = arbrt::detail::allocateThread(attributes, &err);
+    if (!context) return err;
+    void* space =
+        arbrt::detail::reserveClosureSpace(context, sizeof(StartInfo), alignof(StartInfo));
+    new (space) StartInfo{start, arg};
+    // Set before the thread can run: it may read the variable the caller passed.
+    *thread = reinterpret_cast<pthread_t>(arbrt::detail::tcbOf(context));
+    arbrt::detail::launchThread(context, attributes, pthreadTrampoline, space);
+    return 0;
+}
+
+}  // namespace arbrun
+
+ARBRUN_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
+                                 void* (*start)(void*), void* arg) {
+    if (ensureStarted() != Mode::runtime)
+        return ARBRUN_REAL(pthread_create)(thread, attr, start, arg);
+    arbrt::ThreadAttributes attributes;
+    if (int err = readAttributes(attr, &attributes)) return err;
+    return createUserThread(attributes, start, arg, thread);
+}
+
+ARBRUN_EXPORT int pthread_join(pthread_t thread, void** result) {
+    const arbrt::ThreadId id = userThread(thread);
+    if (!id) return ARBRUN_REAL(pthread_join)(thread, result);
+    return arbrt::join(id, result);
+}
+
+ARBRUN_EXPORT int pthread_tryjoin_np(pthread_t thread, void** result) {
+    const arbrt::ThreadId id = userThread(thread);
+    if (!id) return ARBRUN_REAL(pthread_tryjoin_np)(thread, result);
+    return arbrt::tryJoin(id, result);
+}
+
+ARBRUN_EXPORT int pthread_timedjoin_np(pthread_t thread, void** result, const timespec* abstime) {
+    if (!userThread(thread)) return ARBRUN_REAL(pthread_timedjoin_np)(thread, result, abstime);
+    return timedJoin(thread, result, CLOCK_REALTIME, abstime);
+}
+
+ARBRUN_EXPORT int pthread_clockjoin_np(pthread_t thread, void** result, clockid_t clock,
+                                       const timespec* abstime) {
+    if (!userThread(thread))
+        return ARBRUN_REAL(pthread_clockjoin_np)(thread, result, clock, abstime);
+    if (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME) return EINVAL;
+    return timedJoin(thread, result, clock, abstime);
+}
+
+ARBRUN_EXPORT int pthread_detach(pthread_t thread) {
+    const arbrt::ThreadId id = userThread(thread);
+    if (!id) return ARBRUN_REAL(pthread_detach)(thread);
+    return arbrt::detach(id);
+}
+
+ARBRUN_EXPORT int sched_yield() {
+    if (!onUserThread()) return ARBRUN_REAL(sched_yield)();
+    arbrt::yield();
+    return 0;
+}
