@@ -5,9 +5,10 @@ pkgs=(build-essential cmake ninja-build pkg-config libboost-context-dev libboost
       libunwind-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev golang-go python3)
 # Real programs the compatibility suite runs natively and under arbrun.
 root=$(cd "$(dirname "$0")/.." && pwd)
-while read -r p; do
-  [[ -n "$p" && "$p" != \#* ]] && pkgs+=("$p")
-done < <(tr ' ' '\n' < "$root/compat-tests/real-programs/packages.txt")
+while read -r line; do
+  line=${line%%#*}
+  for p in $line; do pkgs+=("$p"); done
+done < "$root/compat-tests/real-programs/packages.txt"
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
