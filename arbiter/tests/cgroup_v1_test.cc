@@ -8,6 +8,7 @@
 #include <random>
 
 #include "arbclient/client.h"
+#include "arbpolicy/topology.h"
 #include "client_harness.h"
 #include "test_support.h"
 
@@ -53,6 +54,10 @@ class CgroupV1Test : public ::testing::Test {
             trimmed(arbtest::readText(std::string(kCpusetMount) + "/cpuset.effective_cpus"));
         if (cpus.empty())
             cpus = trimmed(arbtest::readText(std::string(kCpusetMount) + "/cpuset.cpus"));
+        auto list = arbpolicy::parseCpuList(cpus);
+        if (!list || std::count(list->begin(), list->end(), 0) == 0 ||
+            std::count(list->begin(), list->end(), 1) == 0)
+            GTEST_SKIP() << "SKIPPED: needs cpus 0 and 1 in the cpuset root, have " << cpus;
         std::random_device rd;
         root_ = std::string(kCpusetMount) + "/arbtest-" + std::to_string(getpid()) + "-" +
                 std::to_string(rd() % 1000000);
@@ -61,9 +66,6 @@ class CgroupV1Test : public ::testing::Test {
         arbtest::writeText(root_ + "/cpuset.mems",
                            trimmed(arbtest::readText(std::string(kCpusetMount) + "/cpuset.mems")));
         ASSERT_EQ(trimmed(arbtest::readText(root_ + "/cpuset.cpus")).empty(), false);
-        ASSERT_TRUE(cpus.rfind("0-1", 0) == 0 || cpus.rfind("0,1", 0) == 0 ||
-                    cpus.find('-') != std::string::npos)
-            << "need cpus 0 and 1, have " << cpus;
         socket_ = dir_ / "arbiter.sock";
     }
     // Removes the subtree even after a failure: anything still inside is one of our children's
