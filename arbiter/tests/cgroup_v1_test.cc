@@ -171,3 +171,30 @@ TEST_F(CgroupV1Test, Restart_SetsOfAKilledArbiterAreReadopted) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(CgroupV1Test, Churn_ClientsComeAndGoLeavingNoMembersBehind) {
+    startArbiter();
+    // The baseline may still count the readiness probe's connection: leaks only ever add.
+    int fdsBefore = arbtest::openFds(arbiter_->pid());
+    for (int i = 0; i < 50; i++) {
+        arbtest::ReportPipe report;
+        pid_t tid = startClient(i % 8, false, report);
+        ASSERT_GT(tid, 0) << "client " << i;
+        ASSERT_TRUE(contains(root_ + "/core-1/tasks", tid));
+        children_.back().kill9();
+        children_.pop_back();
+    }
+    EXPECT_TRUE(waitUntil([&] {
+        return trimmed(arbtest::readText(root_ + "/core-1/tasks")).empty() &&
+               trimmed(arbtest::readText(root_ + "/unmanaged/tasks")).empty() &&
+               trimmed(arbtest::readText(root_ + "/unmanaged/cpuset.cpus")) == "0-1";
+    }));
+    EXPECT_TRUE(waitUntil([&] { return arbtest::openFds(arbiter_->pid()) <= fdsBefore; }));
+    EXPECT_EQ(arbiter_->stop(), 0);
+    for (auto& entry : std::filesystem::directory_iterator(root_))
+        EXPECT_FALSE(entry.is_directory()) << "left over: " << entry.path();
+}
+
+}  // namespace

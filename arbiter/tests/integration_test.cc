@@ -239,6 +239,7 @@ TEST_F(IntegrationTest, Leak_200ClientsComeAndGoLeavingNothingBehind) {
         ASSERT_TRUE(waitUntil([&] { return t.core() >= 0; }));
     }
     ASSERT_TRUE(waitUntil([&] { return status().find("\"processes\":[]") != std::string::npos; }));
+    // The baseline may still count a status query's connection: leaks only ever add.
     int fdsBefore = arbtest::openFds(arbiter->pid());
     long rssBefore = arbtest::statusKb(arbiter->pid(), "VmRSS");
     for (int i = 0; i < 200; i++) {
@@ -265,7 +266,7 @@ TEST_F(IntegrationTest, Leak_200ClientsComeAndGoLeavingNothingBehind) {
     }
     ASSERT_TRUE(waitUntil([&] { return status().find("\"processes\":[]") != std::string::npos; }))
         << status();
-    EXPECT_TRUE(waitUntil([&] { return arbtest::openFds(arbiter->pid()) == fdsBefore; }))
+    EXPECT_TRUE(waitUntil([&] { return arbtest::openFds(arbiter->pid()) <= fdsBefore; }))
         << arbtest::openFds(arbiter->pid()) << " vs " << fdsBefore;
     long rssAfter = arbtest::statusKb(arbiter->pid(), "VmRSS");
 #ifdef ARBRUN_SANITIZE
