@@ -88,7 +88,7 @@ void idle(Carrier* c) {
         fireAllTimers();
         if ((work = hasWork(core))) break;
         if ((stolen = steal(core))) break;
-        for (int i = 0; i < 16; ++i) cpuRelax();
+        for (int i = 0; i < 4; ++i) cpuRelax();  // ~100 ns here: new work is seen quickly
     } while (rdtsc() - start < rt.idleSpinTicks);
     rt.spinningCores.fetch_sub(1, std::memory_order_relaxed);
     if (stolen) {

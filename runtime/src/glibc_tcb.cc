@@ -28,7 +28,8 @@ namespace {
 constexpr size_t kSizeofPthread = 2368;
 constexpr size_t kTcbOffset = 0x0, kDtvOffset = 0x8, kSelfOffset = 0x10, kMultipleThreads = 0x18;
 constexpr size_t kSysinfo = 0x20, kStackGuard = 0x28, kPointerGuard = 0x30, kFeature1 = 0x48;
-constexpr size_t kList = 704, kTid = 720, kRobustHead = 736, kSpecific1stBlock = 784, kSpecific = 1296;
+constexpr size_t kList = 704, kTid = 720, kRobustHead = 736, kSpecific1stBlock = 784,
+                 kSpecific = 1296;
 constexpr size_t kSpecificUsed = 1552, kStackBlock = 1680, kStackBlockSize = 1688,
                  kGuardSize = 1696;
 constexpr size_t kSpecificBlocks = 32, kKeyDataSize = 16;
@@ -41,8 +42,8 @@ struct StaticTlsModule {
     size_t memSize;
 };
 
-// Written once by probe() before any carrier exists; read-only afterwards. constinit: probe() may run
-// from an interposition library's constructor, before dynamic initialisers of this object file.
+// Written once by probe() before any carrier exists; read-only afterwards. constinit: probe() may
+// run from an interposition library's constructor, before dynamic initialisers of this object file.
 struct Layout {
     void* (*allocateTls)(void*) = nullptr;
     void (*deallocateTls)(void*, bool) = nullptr;
@@ -177,8 +178,8 @@ void GlibcTcb::prepare(void* tcb, ThreadContext* context, void* stackLow, size_t
     if (field<int32_t>(tcb, kTid) == 0) {
         field<int32_t>(tcb, kTid) = gNextUserTid.fetch_add(1, std::memory_order_relaxed);
     }
-    // An empty circular list node: fork()'s child unlinks the calling thread from glibc's thread list
-    // (list_del) before relinking it, which must not follow null pointers.
+    // An empty circular list node: fork()'s child unlinks the calling thread from glibc's thread
+    // list (list_del) before relinking it, which must not follow null pointers.
     void* node = static_cast<char*>(tcb) + kList;
     field<void*>(tcb, kList) = node;
     field<void*>(tcb, kList + 8) = node;

@@ -20,12 +20,15 @@ struct RuntimeState {
     uint64_t idleSpinTicks = 0;
     std::atomic<bool> stopping{false};
 
-    std::atomic<uint32_t> activeCores{0};
-    std::atomic<uint32_t> spinningCores{0};  // idle carriers still polling (they will steal)
-    std::atomic<uint32_t> sleepingCores{0};  // idle carriers asleep on their futex
-    SpinLock releaseLock;                    // one core release at a time (fixes timer lock order)
+    // Idle-carrier bookkeeping, written constantly by idle carriers: a cache line of its own, away
+    // from the thread counters that every create and exit writes.
+    alignas(64) std::atomic<uint32_t> spinningCores{0};  // idle carriers still polling (will steal)
+    std::atomic<uint32_t> sleepingCores{0};              // idle carriers asleep on their futex
 
-    std::atomic<uint64_t> threadsCreated{0};  // by kernel threads that are not carriers
+    alignas(64) std::atomic<uint32_t> activeCores{0};
+    SpinLock releaseLock;  // one core release at a time (fixes timer lock order)
+
+    alignas(64) std::atomic<uint64_t> threadsCreated{0};  // by kernel threads that are not carriers
     std::atomic<uint64_t> liveThreads{0};
     std::atomic<uint64_t> peakLiveThreads{0};
 };

@@ -162,12 +162,14 @@ ThreadContext* allocateThread(const ThreadAttributes& attributes, int* err) {
     return t;
 }
 
-void* tcbOf(ThreadContext* t) { return t->tcb; }
+void* tcbOf(ThreadContext* t) {
+    return t->tcb;
+}
 
 ThreadId threadFromTcb(const void* tcb) {
     if (!tcb) return {};
-    auto* t = *reinterpret_cast<ThreadContext* const*>(static_cast<const char*>(tcb) +
-                                                         kUserThreadSlot);
+    auto* t =
+        *reinterpret_cast<ThreadContext* const*>(static_cast<const char*>(tcb) + kUserThreadSlot);
     if (!t || t->tcb != tcb) return {};
     return ThreadId{t, t->generation()};
 }

@@ -6,8 +6,9 @@
 
 namespace arbrt {
 
-// Current time in nanoseconds on the runtime's clock (CLOCK_MONOTONIC's epoch, TSC resolution).
-// Valid after start(); before that it reads CLOCK_MONOTONIC directly.
+// Current time in nanoseconds: CLOCK_MONOTONIC (through the vDSO). The dispatcher's cheap "is a
+// timer due?" checks use the TSC, calibrated against it, and confirm with this clock before waking
+// anyone.
 uint64_t nowNs();
 
 // Converts an absolute deadline on `clock` (CLOCK_MONOTONIC or CLOCK_REALTIME) to nowNs()'s
