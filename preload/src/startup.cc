@@ -10,8 +10,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <string>
 
+#include "arbclient/client.h"
 #include "arbconfig/config.h"
 #include "arbrt/arbrt.h"
 #include "arbrt/host.h"
@@ -59,6 +62,58 @@ bool arbiterReachable(const std::string& path, std::string* why) {
     return ok;
 }
 
+// The core arbiter's client lives as long as the process (carriers use it until exit).
+arbclient::CoreArbiterClient* gArbiter = nullptr;
+
+// The client's monitor thread must be a kernel thread: create it with the real pthread_create.
+bool startKernelThread(std::function<void()> body, std::string* error) {
+    auto* heapBody = new std::function<void()>(std::move(body));
+    pthread_t thread;
+    const int err = ARBRUN_REAL(pthread_create)(
+        &thread, nullptr,
+        [](void* raw) -> void* {
+            std::unique_ptr<std::function<void()>> fn(static_cast<std::function<void()>*>(raw));
+            (*fn)();
+            return nullptr;
+        },
+        heapBody);
+    if (err != 0) {
+        delete heapBody;
+        *error = std::strerror(err);
+        return false;
+    }
+    pthread_detach(thread);
+    return true;
+}
+
+// Connects to the core arbiter (cores then come from it) or says once why the process runs
+// standalone.
+void connectArbiter(arbrt::RuntimeOptions* options) {
+    const int cores = options->numCores ? options->numCores : int(sysconf(_SC_NPROCESSORS_ONLN));
+    const std::string& path = config().arbiterSocket;
+    std::string why;
+    if (!arbiterReachable(path, &why)) {
+        logWarning("cannot reach core arbiter at %s (%s); running standalone on %d cores",
+                   path.c_str(), why.c_str(), cores);
+        return;
+    }
+    arbclient::ClientOptions clientOptions;
+    clientOptions.startThread = startKernelThread;
+    auto client = arbclient::CoreArbiterClient::connect(path, clientOptions, &why);
+    if (!client) {
+        logWarning("cannot register with core arbiter at %s (%s); running standalone on %d cores",
+                   path.c_str(), why.c_str(), cores);
+        return;
+    }
+    gArbiter = client.release();
+    options->numCores = cores;
+    options->coreProvider = gArbiter;
+    options->priority = config().priority;
+    options->minCores = config().minCores;
+    logVerbose("cores from core arbiter at %s: up to %d at priority %d", path.c_str(), cores,
+               config().priority);
+}
+
 void printStats() {
     const arbrt::RuntimeStats s = arbrt::stats();
     std::fprintf(stderr,
@@ -78,16 +133,8 @@ Mode decideMode() {
     }
     arbrt::RuntimeOptions options;
     options.numCores = int(config().maxCores);
-    if (!config().standalone) {
-        std::string why;
-        if (!arbiterReachable(config().arbiterSocket, &why)) {
-            const int cores =
-                options.numCores ? options.numCores : int(sysconf(_SC_NPROCESSORS_ONLN));
-            logWarning("cannot reach core arbiter at %s (%s); running standalone on %d cores",
-                       config().arbiterSocket.c_str(), why.c_str(), cores);
-        }
-    }
     arbrt::setHostThreadApi({ARBRUN_REAL(pthread_create), ARBRUN_REAL(pthread_join)});
+    if (!config().standalone) connectArbiter(&options);
     if (auto err = arbrt::start(options)) {
         logWarning("cannot start the user-thread runtime (%s); running natively",
                    err->message.c_str());

@@ -66,7 +66,10 @@ void sleepUntilWork(Core* core) {
     rt.sleepingCores.fetch_add(1, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with wakeIfSleeping()
     if (!hasWork(core)) {
-        const uint64_t budget = sleepBudgetNs(core);
+        uint64_t budget = sleepBudgetNs(core);
+        // The arbiter's release requests arrive through memory, not a wake-up: a sleeping carrier
+        // that holds a granted cpu looks at least every millisecond (its forced reclaim is 10 ms).
+        if (rt.provider) budget = std::min<uint64_t>(budget, 1'000'000);
         if (budget > 0) {
             timespec ts{time_t(budget / 1'000'000'000), long(budget % 1'000'000'000)};
             futexWait(&core->sleeping, 1, budget == ~uint64_t{0} ? nullptr : &ts);
@@ -86,7 +89,7 @@ void idle(Carrier* c) {
     bool work = false;
     do {
         fireAllTimers();
-        if ((work = hasWork(core))) break;
+        if ((work = hasWork(core) || pollArbiter(c))) break;
         if ((stolen = steal(core))) break;
         for (int i = 0; i < 4; ++i) cpuRelax();  // ~100 ns here: new work is seen quickly
     } while (rdtsc() - start < rt.idleSpinTicks);
@@ -98,8 +101,9 @@ void idle(Carrier* c) {
     }
 }
 
-// Gives the core up: its queued threads and timers move to active cores, releaseCore() callers are
-// woken, and the carrier sleeps until the core is acquired again (or the runtime stops).
+// Gives the core up: its queued threads and timers move to active cores (or wait for one), and
+// releaseCore() callers are woken. In standalone mode the carrier then sleeps until the core is
+// acquired again (or the runtime stops); in arbiter mode it returns, to hand the cpu back.
 void releaseHere(Carrier* c) {
     RuntimeState& rt = *gRuntime;
     Core* core = c->core;
@@ -111,6 +115,7 @@ void releaseHere(Carrier* c) {
     core->releaseWaiters.lock.lock();
     while (Waiter* w = core->releaseWaiters.popFront()) wake(w);  // under the lock: see claimWake
     core->releaseWaiters.lock.unlock();
+    if (rt.provider) return;
     core->parkWord.store(0, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with acquireCore()
     while (!core->active.load(std::memory_order_acquire) &&
@@ -126,8 +131,10 @@ void runDispatcher(Carrier* c) {
     RuntimeState& rt = *gRuntime;
     Core* core = c->core;
     while (!rt.stopping.load(std::memory_order_acquire)) {
+        pollArbiter(c);
         if (core->releaseRequested.load(std::memory_order_acquire)) {
             releaseHere(c);
+            if (rt.provider) return;  // hand the cpu back to the arbiter
             continue;
         }
         fireExpiredTimers(core);
@@ -136,6 +143,38 @@ void runDispatcher(Carrier* c) {
         } else {
             idle(c);
         }
+    }
+}
+
+bool pollArbiter(Carrier* c) {
+    RuntimeState& rt = *gRuntime;
+    if (c->arbiterCpu < 0 || !rt.provider->mustReleaseCore(c->arbiterCpu)) return false;
+    Core* core = c->core;
+    if (core->active.load(std::memory_order_relaxed)) {
+        core->queueLock.lock();
+        const bool wasActive = core->active.exchange(false, std::memory_order_acq_rel);
+        core->queueLock.unlock();
+        if (wasActive) rt.activeCores.fetch_sub(1, std::memory_order_seq_cst);
+    }
+    core->releaseRequested.store(1, std::memory_order_release);
+    return true;
+}
+
+void runGrantedCores(Carrier* c) {
+    RuntimeState& rt = *gRuntime;
+    while (!rt.stopping.load(std::memory_order_acquire)) {
+        const int cpu = rt.provider->blockUntilCoreAvailable();  // the arbiter pins us to `cpu`
+        if (cpu < 0) return;                                     // provider shut down
+        c->arbiterCpu = cpu;
+        activateCore(c->core);
+        runDispatcher(c);  // until the arbiter wants the core back (or stop)
+        if (c->core->active.load(std::memory_order_relaxed)) {
+            // Stopping while granted: leave the core inactive, as a release would.
+            c->core->active.store(false, std::memory_order_relaxed);
+            rt.activeCores.fetch_sub(1, std::memory_order_relaxed);
+        }
+        c->arbiterCpu = -1;
+        rt.provider->releaseCore(cpu);
     }
 }
 

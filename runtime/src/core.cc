@@ -45,6 +45,34 @@ void bumpQueued(Core* core, int delta) {
 
 constexpr uint32_t kMaxRunNextStreak = 16;
 
+// Moves every pending thread (runnable while no core was active) to active cores.
+void drainPending() {
+    RuntimeState& rt = *gRuntime;
+    rt.pendingLock.lock();
+    ThreadContext* list = rt.pendingHead;
+    rt.pendingHead = rt.pendingTail = nullptr;
+    rt.pendingLock.unlock();
+    while (list) {
+        ThreadContext* t = list;
+        list = t->nextRunnable;
+        t->core = nullptr;
+        enqueue(t, false);
+    }
+}
+
+// Parks a runnable thread while no core is active. Push, then look for an active core (seq_cst): a
+// core activated concurrently either sees the thread in the list or we see the core.
+void pushPending(ThreadContext* t) {
+    RuntimeState& rt = *gRuntime;
+    rt.pendingLock.lock();
+    t->nextRunnable = nullptr;
+    (rt.pendingTail ? rt.pendingTail->nextRunnable : rt.pendingHead) = t;
+    rt.pendingTail = t;
+    rt.pendingLock.unlock();
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (rt.activeCores.load(std::memory_order_relaxed) != 0) drainPending();
+}
+
 bool pushIfActive(Core* core, ThreadContext* t);
 
 // Puts t in the core's runNext slot (owner-only); a thread already there moves to the queue. Only
@@ -143,7 +171,7 @@ Core* placeThread(const CoreSet& allowed, int preferred) {
                 return c;
         }
     }
-    return &rt.cores[0];
+    return nullptr;
 }
 
 void enqueue(ThreadContext* t, bool wakeup) {
@@ -154,7 +182,13 @@ void enqueue(ThreadContext* t, bool wakeup) {
         putRunNext(core, t);
         return;
     }
-    while (!pushIfActive(core, t)) core = placeThread(t->allowed, -1);
+    while (!core || !pushIfActive(core, t)) {
+        core = placeThread(t->allowed, -1);
+        if (!core) {
+            pushPending(t);
+            return;
+        }
+    }
     if (self && self->core == core) {
         // Our own core is awake: we are running on it. Ask for help only when more than one thread
         // waits here (one is usually the thread we are about to switch to).
@@ -250,6 +284,15 @@ ThreadContext* steal(Core* thief) {
         }
     }
     return nullptr;
+}
+
+void activateCore(Core* core) {
+    RuntimeState& rt = *gRuntime;
+    core->queueLock.lock();
+    const bool wasActive = core->active.exchange(true, std::memory_order_acq_rel);
+    core->queueLock.unlock();
+    if (!wasActive) rt.activeCores.fetch_add(1, std::memory_order_seq_cst);
+    drainPending();
 }
 
 void migrateAway(Core* core) {

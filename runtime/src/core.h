@@ -86,6 +86,7 @@ struct Carrier {
     void* nativeTcb = nullptr;  // the TCB glibc gave this kernel thread
     fcontext_t dispatcherContext = nullptr;
     ThreadContext* current = nullptr;  // running user thread; null while dispatching
+    int arbiterCpu = -1;               // arbiter mode: the cpu granted to this carrier, else -1
     pthread_t thread{};
 };
 
@@ -107,12 +108,20 @@ ThreadContext* swapWithNext(Core* core, ThreadContext* self);
 // Takes one runnable thread from another active core for `thief`; null if none.
 ThreadContext* steal(Core* thief);
 // A core for a new thread: `preferred` if active and allowed, else power-of-two-choices on queue
-// length.
+// length; null when no core is active (arbiter mode with nothing granted).
 Core* placeThread(const CoreSet& allowed, int preferred);
 // Moves a released core's queued threads and timers to other active cores.
 void migrateAway(Core* core);
 // Wakes a core's carrier whether it is idle or parked (release requests, acquire, stop).
 void wakeCarrier(Core* core);
+// Arbiter mode: makes `core` active (threads that waited for any core move there).
+void activateCore(Core* core);
+// Arbiter mode: if the arbiter wants this carrier's cpu back (one load from its shared page), marks
+// the core for release and returns true.
+bool pollArbiter(Carrier* c);
+// Arbiter mode: a carrier's life: wait for a grant, dispatch until the arbiter asks for the core
+// back, give it back, repeat until the runtime stops or the provider shuts down.
+void runGrantedCores(Carrier* c);
 
 // --- Timers (timers.cc).
 void addTimer(Core* core, ThreadContext* t, uint64_t deadlineNs);

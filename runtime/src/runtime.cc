@@ -2,6 +2,7 @@
 #include <sched.h>
 #include <sys/auxv.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -35,6 +36,9 @@ std::optional<Error> validate(const RuntimeOptions& o) {
         return Error{Errc::invalidArgument,
                      "idleSpinNs must be at most 1 s (an idle core must sleep)"};
     }
+    if (o.coreProvider && (o.priority < 0 || o.priority >= arbclient::kPriorityLevels)) {
+        return Error{Errc::invalidArgument, "priority must be between 0 (highest) and 7"};
+    }
     if (o.defaultStackSize < kMinStackOption || o.defaultStackSize > kMaxStackOption) {
         return Error{Errc::invalidArgument, "defaultStackSize must be between 16 KiB and 1 GiB"};
     }
@@ -52,9 +56,26 @@ void* carrierMain(void* arg) {
     c->nativeTcb = threadPointer();
     writeTcbSlot(c->nativeTcb, kCarrierSlot, c);
     AltStack altStack;  // for the stack-overflow report, on this kernel thread
-    runDispatcher(c);
+    if (gRuntime->provider) {
+        runGrantedCores(c);
+    } else {
+        runDispatcher(c);
+    }
     writeTcbSlot(c->nativeTcb, kCarrierSlot, nullptr);
     return nullptr;
+}
+
+// Arbiter mode: asks for every core the process may use, at its priority (the core policy will
+// replace this with an estimate).
+std::optional<Error> requestCores(RuntimeState& rt, const RuntimeOptions& o) {
+    if (!rt.provider) return std::nullopt;
+    std::array<uint32_t, arbclient::kPriorityLevels> perPriority{};
+    perPriority[size_t(o.priority)] = uint32_t(rt.numCores);
+    std::string error;
+    if (!rt.provider->setRequestedCores(perPriority, o.minCores, uint32_t(rt.numCores), &error)) {
+        return Error{Errc::systemError, "cannot request cores from the core arbiter: " + error};
+    }
+    return std::nullopt;
 }
 
 void stopCarriers(RuntimeState& rt, int started) {
@@ -84,13 +105,20 @@ std::optional<Error> start(const RuntimeOptions& options) {
     rt->cores = std::make_unique<Core[]>(size_t(rt->numCores));
     rt->carriers = std::make_unique<Carrier[]>(size_t(rt->numCores));
     rt->idleSpinTicks = ticksForNs(options.idleSpinNs);
+    rt->provider = options.coreProvider;
+    // Standalone: every core runs from the start. Arbiter mode: none until granted.
+    const bool activeAtStart = rt->provider == nullptr;
     for (int i = 0; i < rt->numCores; ++i) {
         rt->cores[i].id = i;
-        rt->cores[i].active.store(true, std::memory_order_relaxed);
+        rt->cores[i].active.store(activeAtStart, std::memory_order_relaxed);
         rt->cores[i].carrier = &rt->carriers[i];
         rt->carriers[i].core = &rt->cores[i];
     }
-    rt->activeCores.store(uint32_t(rt->numCores));
+    rt->activeCores.store(activeAtStart ? uint32_t(rt->numCores) : 0);
+    if (auto err = requestCores(*rt, options)) {
+        delete rt;
+        return err;
+    }
     gRuntime = rt;
     for (int i = 0; i < rt->numCores; ++i) {
         if (int err =
@@ -150,6 +178,7 @@ CoreSet activeCores() {
 int releaseCore(int core) {
     RuntimeState* rt = gRuntime;
     if (!rt || core < 0 || core >= rt->numCores) return EINVAL;
+    if (rt->provider) return EPERM;
     Core* c = &rt->cores[core];
     // Reserve the decrement first so two concurrent releases can never leave zero active cores.
     uint32_t active = rt->activeCores.load();
@@ -177,6 +206,7 @@ int releaseCore(int core) {
 int acquireCore(int core) {
     RuntimeState* rt = gRuntime;
     if (!rt || core < 0 || core >= rt->numCores) return EINVAL;
+    if (rt->provider) return EPERM;
     Core* c = &rt->cores[core];
     c->queueLock.lock();
     const bool wasActive = c->active.exchange(true, std::memory_order_acq_rel);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "arbclient/core_provider.h"
 #include "arbrt/thread.h"
 #include "core.h"
 
@@ -27,6 +28,13 @@ struct RuntimeState {
 
     alignas(64) std::atomic<uint32_t> activeCores{0};
     SpinLock releaseLock;  // one core release at a time (fixes timer lock order)
+
+    // Arbiter mode: where grants come from (null in standalone mode), and the threads that became
+    // runnable while no core was active (guarded by pendingLock; drained when a core is granted).
+    arbclient::CoreProvider* provider = nullptr;
+    SpinLock pendingLock;
+    ThreadContext* pendingHead = nullptr;
+    ThreadContext* pendingTail = nullptr;
 
     alignas(64) std::atomic<uint64_t> threadsCreated{0};  // by kernel threads that are not carriers
     std::atomic<uint64_t> liveThreads{0};

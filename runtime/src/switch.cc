@@ -75,6 +75,7 @@ void switchAway(ThreadContext* self, AfterSwitch action) {
 void switchTo(ThreadContext* self, ThreadContext* next, AfterSwitch action) {
     Carrier* c = self->carrier;
     Core* core = c->core;
+    if (c->arbiterCpu >= 0) pollArbiter(c);
     if (!next && !core->releaseRequested.load(std::memory_order_relaxed)) {
         fireExpiredTimers(core);
         if (action == AfterSwitch::requeue) {

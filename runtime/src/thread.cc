@@ -319,7 +319,9 @@ void yield() {
         rawSyscall(SYS_sched_yield);
         return;
     }
-    Core* core = self->carrier->core;
+    Carrier* c = self->carrier;
+    if (c->arbiterCpu >= 0) pollArbiter(c);
+    Core* core = c->core;
     const uint64_t deadline = core->nextDeadlineTsc.load(std::memory_order_relaxed);
     if (!hasRunnable(core) && !core->releaseRequested.load(std::memory_order_relaxed) &&
         (deadline == ~uint64_t{0} || rdtsc() < deadline)) {

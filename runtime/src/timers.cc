@@ -136,6 +136,9 @@ uint64_t timeToNextDeadline(Core* core) {
 // Moves every pending timer of a released core to other active cores. Called with rt.releaseLock
 // held, so only one migration holds two timer locks at a time (no lock-order cycle).
 void migrateTimers(Core* from) {
+    // No active core (arbiter mode, last core taken): the timers stay; any dispatcher fires every
+    // core's due timers, so they run as soon as a core is granted again.
+    if (gRuntime->activeCores.load(std::memory_order_acquire) == 0) return;
     from->timerLock.lock();
     while (!from->timerHeap.empty()) {
         ThreadContext* t = from->timerHeap.back();

@@ -13,6 +13,10 @@
 
 #include "arbrt/errors.h"
 
+namespace arbclient {
+class CoreProvider;
+}
+
 namespace arbrt {
 
 // Upper bound on cores one process can use (fake arbiter backends simulate machines this large).
@@ -30,6 +34,13 @@ struct RuntimeOptions {
     size_t defaultStackSize = 8u << 20;
     // Contexts (stack + TCB) kept for reuse per core before excess ones are unmapped.
     size_t pooledContextsPerCore = 128;
+    // Cores granted by a core arbiter (not owned; must outlive the runtime, and must be shut down
+    // before stop() so carriers waiting for a grant return). numCores is then the most cores the
+    // process may ever use, one carrier each; no core runs threads until the arbiter grants it, and
+    // releaseCore()/acquireCore() belong to the arbiter (EPERM). Null: standalone.
+    arbclient::CoreProvider* coreProvider = nullptr;
+    int priority = 3;       // with coreProvider: the priority level (0 highest) of the request
+    uint32_t minCores = 0;  // with coreProvider: fewest cores worth having (0: no minimum)
 };
 
 // Starts the carriers. Returns an error (and starts nothing) on bad options or an unsupported
@@ -123,7 +134,8 @@ CoreSet activeCores();
 
 // Moves every thread off `core` (runnable ones at once, the running one at its next switch, blocked
 // and sleeping ones when they wake) and parks the core's carrier. Returns when the core is empty:
-// 0, EINVAL (no such core), EBUSY (it is the last active core) or EALREADY (already released).
+// 0, EINVAL (no such core), EBUSY (it is the last active core), EALREADY (already released) or
+// EPERM (a core arbiter manages the cores).
 int releaseCore(int core);
 // Lets a released core run threads again (placement and stealing fill it). 0, EINVAL or EALREADY.
 int acquireCore(int core);

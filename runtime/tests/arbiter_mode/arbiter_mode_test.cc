@@ -1,0 +1,212 @@
+// The runtime in arbiter mode, against a scripted CoreProvider: cores run threads only while
+// granted, a release request moves the core's threads away, and threads wait (not lost) while no
+// core is granted. The real arbiter is exercised by arbiter/tests and the preload's end-to-end
+// test.
+#include <arbclient/core_provider.h>
+#include <arbrt/arbrt.h>
+#include <gtest/gtest.h>
+
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace {
+
+// Grants cpus on demand from the test; carriers block in blockUntilCoreAvailable until then.
+class ScriptedProvider : public arbclient::CoreProvider {
+  public:
+    bool setRequestedCores(const std::array<uint32_t, arbclient::kPriorityLevels>& perPriority,
+                           uint32_t minCores, uint32_t maxCores, std::string*) override {
+        std::lock_guard<std::mutex> g(mu_);
+        request_ = perPriority;
+        min_ = minCores;
+        max_ = maxCores;
+        return true;
+    }
+    int blockUntilCoreAvailable() override {
+        std::unique_lock<std::mutex> l(mu_);
+        cv_.wait(l, [&] { return shutdown_ || !grants_.empty(); });
+        if (shutdown_) return -1;
+        const int cpu = grants_.front();
+        grants_.pop_front();
+        coreOfCpu_[cpu] = arbrt::currentCore();  // a carrier's dispatcher: its core index
+        held_[cpu] = true;
+        cv_.notify_all();
+        return cpu;
+    }
+    bool mustReleaseCore(int cpu) const override { return release_[size_t(cpu)].load(); }
+    void releaseCore(int cpu) override {
+        std::lock_guard<std::mutex> g(mu_);
+        release_[size_t(cpu)] = false;
+        held_[cpu] = false;
+        ++releases_;
+        cv_.notify_all();
+    }
+
+    // Grants `cpu` and waits until a carrier runs threads on it; returns that carrier's runtime
+    // core.
+    int grant(int cpu) {
+        int core;
+        {
+            std::unique_lock<std::mutex> l(mu_);
+            grants_.push_back(cpu);
+            cv_.notify_all();
+            cv_.wait(l, [&] { return held_[cpu]; });
+            core = coreOfCpu_[cpu];
+        }
+        // The carrier activates its core right after blockUntilCoreAvailable() returns.
+        while (!arbrt::activeCores().test(size_t(core))) std::this_thread::yield();
+        return core;
+    }
+    // Asks for `cpu` back and waits until the runtime has given it back.
+    void reclaim(int cpu) {
+        std::unique_lock<std::mutex> l(mu_);
+        release_[size_t(cpu)] = true;
+        cv_.wait(l, [&] { return !held_[cpu]; });
+    }
+    void shutdown() {
+        std::lock_guard<std::mutex> g(mu_);
+        shutdown_ = true;
+        cv_.notify_all();
+    }
+    std::array<uint32_t, arbclient::kPriorityLevels> request() {
+        std::lock_guard<std::mutex> g(mu_);
+        return request_;
+    }
+    uint32_t max() {
+        std::lock_guard<std::mutex> g(mu_);
+        return max_;
+    }
+    uint32_t min() {
+        std::lock_guard<std::mutex> g(mu_);
+        return min_;
+    }
+
+  private:
+    std::mutex mu_;
+    std::condition_variable cv_;
+    std::deque<int> grants_;
+    std::map<int, bool> held_;
+    std::map<int, int> coreOfCpu_;
+    std::array<std::atomic<bool>, 64> release_{};
+    std::array<uint32_t, arbclient::kPriorityLevels> request_{};
+    uint32_t min_ = 0, max_ = 0;
+    int releases_ = 0;
+    bool shutdown_ = false;
+};
+
+class ArbiterMode : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        arbrt::RuntimeOptions options;
+        options.numCores = 2;
+        options.coreProvider = &provider_;
+        options.priority = 5;
+        options.minCores = 1;
+        ASSERT_FALSE(arbrt::start(options).has_value());
+    }
+    void TearDown() override {
+        provider_.shutdown();
+        EXPECT_TRUE(arbrt::stop());
+    }
+    ScriptedProvider provider_;
+};
+
+TEST_F(ArbiterMode, Start_RequestsAllCoresAtItsPriority) {
+    const auto request = provider_.request();
+    for (int p = 0; p < arbclient::kPriorityLevels; ++p)
+        EXPECT_EQ(request[size_t(p)], p == 5 ? 2u : 0u);
+    EXPECT_EQ(provider_.min(), 1u);
+    EXPECT_EQ(provider_.max(), 2u);
+    EXPECT_TRUE(arbrt::activeCores().none());
+}
+
+TEST_F(ArbiterMode, CreateBeforeGrant_RunsOnceGranted) {
+    std::atomic<bool> ran{false};
+    arbrt::ThreadId t = arbrt::createThread([&] { ran = true; });
+    // No core is granted: the thread cannot have run (this cannot fail spuriously).
+    for (int i = 0; i < 100000; ++i) ASSERT_FALSE(ran.load());
+    const int core = provider_.grant(7);
+    EXPECT_EQ(arbrt::join(t), 0);
+    EXPECT_TRUE(ran.load());
+    EXPECT_TRUE(arbrt::activeCores().test(size_t(core)));
+}
+
+TEST_F(ArbiterMode, Reclaim_MovesThreadsToTheCoreStillGranted) {
+    const int first = provider_.grant(3);
+    const int second = provider_.grant(4);
+    ASSERT_NE(first, second);
+    std::atomic<bool> stop{false};
+    std::atomic<int> onReleasedCore{0};
+    std::atomic<bool> released{false};
+    std::vector<arbrt::ThreadId> threads;
+    for (int i = 0; i < 6; ++i) {
+        threads.push_back(arbrt::createThread([&] {
+            while (!stop.load()) {
+                if (released.load() && arbrt::currentCore() == first) ++onReleasedCore;
+                arbrt::yield();
+            }
+        }));
+    }
+    provider_.reclaim(3);
+    released = true;
+    EXPECT_FALSE(arbrt::activeCores().test(size_t(first)));
+    EXPECT_TRUE(arbrt::activeCores().test(size_t(second)));
+    // Every thread keeps running (on the remaining core) after the reclaim.
+    std::atomic<int> checkedIn{0};
+    arbrt::ThreadId probe = arbrt::createThread([&] { checkedIn = arbrt::currentCore() + 1; });
+    EXPECT_EQ(arbrt::join(probe), 0);
+    EXPECT_EQ(checkedIn.load(), second + 1);
+    stop = true;
+    for (auto t : threads) EXPECT_EQ(arbrt::join(t), 0);
+    EXPECT_EQ(onReleasedCore.load(), 0);
+}
+
+TEST_F(ArbiterMode, ReclaimLastCore_ThreadsWaitAndFinishOnNextGrant) {
+    provider_.grant(1);
+    arbrt::Mutex mutex;
+    arbrt::CondVar cv;
+    bool go = false;
+    int finished = 0;
+    std::vector<arbrt::ThreadId> threads;
+    for (int i = 0; i < 8; ++i) {
+        threads.push_back(arbrt::createThread([&] {
+            mutex.lock();
+            while (!go) cv.wait(mutex);
+            ++finished;
+            mutex.unlock();
+        }));
+    }
+    provider_.reclaim(1);
+    EXPECT_TRUE(arbrt::activeCores().none());
+    mutex.lock();
+    go = true;
+    cv.notifyAll();  // wakes threads that have no core to run on: they wait, nothing is lost
+    mutex.unlock();
+    provider_.grant(2);
+    for (auto t : threads) EXPECT_EQ(arbrt::join(t), 0);
+    EXPECT_EQ(finished, 8);
+}
+
+TEST_F(ArbiterMode, ReleaseCoreApi_IsTheArbitersJob) {
+    EXPECT_EQ(arbrt::releaseCore(0), EPERM);
+    EXPECT_EQ(arbrt::acquireCore(0), EPERM);
+}
+
+TEST(ArbiterModeOptions, BadPriority_IsRejected) {
+    ScriptedProvider provider;
+    arbrt::RuntimeOptions options;
+    options.numCores = 1;
+    options.coreProvider = &provider;
+    options.priority = 8;
+    auto err = arbrt::start(options);
+    ASSERT_TRUE(err.has_value());
+    EXPECT_EQ(err->code, arbrt::Errc::invalidArgument);
+}
+
+}  // namespace
