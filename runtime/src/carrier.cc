@@ -116,12 +116,18 @@ void releaseHere(Carrier* c) {
     while (Waiter* w = core->releaseWaiters.popFront()) wake(w);  // under the lock: see claimWake
     core->releaseWaiters.lock.unlock();
     if (rt.provider) return;
-    core->parkWord.store(0, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with acquireCore()
-    while (!core->active.load(std::memory_order_acquire) &&
-           !rt.stopping.load(std::memory_order_relaxed)) {
-        futexWait(&core->parkWord, 0, nullptr);
+    // Sleep until acquired, stopped, or released again (acquire and release may both happen before
+    // we run: the dispatcher loop then completes the new release). parkWord is reset before each
+    // check, and wakeCarrier() sets it after changing the state, so no wake-up is lost.
+    for (;;) {
         core->parkWord.store(0, std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with wakeCarrier()
+        if (core->active.load(std::memory_order_acquire) ||
+            core->releaseRequested.load(std::memory_order_acquire) ||
+            rt.stopping.load(std::memory_order_relaxed)) {
+            return;
+        }
+        futexWait(&core->parkWord, 0, nullptr);
     }
 }
 

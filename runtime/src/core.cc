@@ -56,7 +56,7 @@ void drainPending() {
         ThreadContext* t = list;
         list = t->nextRunnable;
         t->core = nullptr;
-        enqueue(t, false);
+        enqueue(t, Wake::wakeup);
     }
 }
 
@@ -174,10 +174,12 @@ Core* placeThread(const CoreSet& allowed, int preferred) {
     return nullptr;
 }
 
-void enqueue(ThreadContext* t, bool wakeup) {
+void enqueue(ThreadContext* t, Wake how) {
+    const bool wakeup = how != Wake::requeue;
     Core* core = t->core;
     Carrier* self = currentCarrier();
-    if (wakeup && self && self->core == core && core->active.load(std::memory_order_relaxed) &&
+    if (how == Wake::handoff && self && self->core == core &&
+        core->active.load(std::memory_order_relaxed) &&
         !core->releaseRequested.load(std::memory_order_relaxed)) {
         putRunNext(core, t);
         return;
@@ -211,6 +213,12 @@ ThreadContext* takeNext(Core* core) {
         if (ThreadContext* t = core->runNext.exchange(nullptr, std::memory_order_acquire)) return t;
     }
     return dequeue(core);
+}
+
+void flushRunNext(Core* core) {
+    if (ThreadContext* t = core->runNext.exchange(nullptr, std::memory_order_acquire)) {
+        if (!pushIfActive(core, t)) enqueue(t, Wake::requeue);
+    }
 }
 
 bool hasRunnable(const Core* core) {
@@ -310,7 +318,7 @@ void migrateAway(Core* core) {
         ThreadContext* t = list;
         list = t->nextRunnable;
         t->core = placeThread(t->allowed, -1);
-        enqueue(t, false);
+        enqueue(t, Wake::requeue);
     }
 }
 

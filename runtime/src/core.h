@@ -91,15 +91,23 @@ struct Carrier {
 };
 
 // --- Run queues and placement (core.cc).
-// Makes `t` runnable on its home core, or on another allowed active core if that one was released.
-// `wakeup`: t was woken or created by another thread: it may take the runNext slot when that thread
-// runs on t's core, and an idle core is woken to steal when work piles up. Yields and migrations
-// pass false (they go to the back of the queue).
-void enqueue(ThreadContext* t, bool wakeup);
+// How a thread becomes runnable, which decides where it goes in its core's order.
+enum class Wake : uint8_t {
+    requeue,  // yield, migration: back of the queue, nobody else is woken
+    wakeup,   // a timer or another core woke it: back of the queue; an idle core may be woken to
+              // steal
+    handoff,  // a thread on its own core woke or created it and will usually block soon: it may
+              // take the core's runNext slot (Go's runnext), and an idle core may be woken to steal
+};
+// Makes `t` runnable on its home core, or on another allowed active core if that one was released,
+// or, with no core active (arbiter mode), in the pending list until one is granted.
+void enqueue(ThreadContext* t, Wake how);
 // The next thread this core should run (runNext, else the queue), or null. Owner-only.
 ThreadContext* takeNext(Core* core);
 // Pops the oldest runnable thread of `core`'s queue, or null.
 ThreadContext* dequeue(Core* core);
+// Moves the runNext thread, if any, to the back of the queue (owner-only).
+void flushRunNext(Core* core);
 // True when the core has a runnable thread (queue or runNext); a hint.
 bool hasRunnable(const Core* core);
 // For yield: pops the oldest runnable thread and queues `self` behind the others in one critical
@@ -147,7 +155,7 @@ void switchTo(ThreadContext* self, ThreadContext* next, AfterSwitch action);
 // it is not parked (still parking, or running after a time-out) or the generation is stale.
 bool claimParked(ThreadContext* t, uint32_t generation);
 // Makes a parked thread runnable, or leaves a permit; ignored if `generation` is stale.
-void signalContext(ThreadContext* t, uint32_t generation);
+void signalContext(ThreadContext* t, uint32_t generation, Wake how = Wake::handoff);
 // Parks the calling user thread until signalled (Arachne's block()).
 void parkCurrent(ThreadContext* self);
 // The dispatcher loop of a carrier (carrier.cc).

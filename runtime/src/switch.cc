@@ -28,7 +28,7 @@ void commitPark(ThreadContext* t) {
         const uint64_t base = s & ~(kPhaseMask | kPermit);
         if (s & kPermit) {
             if (t->runState.compare_exchange_weak(s, base | kRunnable, std::memory_order_acq_rel)) {
-                enqueue(t, false);
+                enqueue(t, Wake::requeue);
                 return;
             }
         } else if (t->runState.compare_exchange_weak(s, base | kParked,
@@ -57,7 +57,7 @@ void completeSwitch(transfer_t t) {
             from->switching.store(false, std::memory_order_release);
             break;
         case AfterSwitch::requeue:
-            enqueue(from, false);
+            enqueue(from, Wake::requeue);
             break;
         case AfterSwitch::park:
             commitPark(from);
@@ -79,6 +79,9 @@ void switchTo(ThreadContext* self, ThreadContext* next, AfterSwitch action) {
     if (!next && !core->releaseRequested.load(std::memory_order_relaxed)) {
         fireExpiredTimers(core);
         if (action == AfterSwitch::requeue) {
+            // A yield gives every runnable thread a turn: a thread waiting in runNext joins the
+            // queue first, or two threads yielding to each other would starve it forever.
+            if (core->runNext.load(std::memory_order_relaxed)) flushRunNext(core);
             next = swapWithNext(core, self);
             if (next) {
                 action = AfterSwitch::queued;
@@ -114,7 +117,7 @@ bool claimParked(ThreadContext* t, uint32_t generation) {
                                                std::memory_order_acq_rel);
 }
 
-void signalContext(ThreadContext* t, uint32_t generation) {
+void signalContext(ThreadContext* t, uint32_t generation, Wake how) {
     uint64_t s = t->runState.load(std::memory_order_acquire);
     for (;;) {
         if (generationOf(s) != generation)
@@ -122,7 +125,7 @@ void signalContext(ThreadContext* t, uint32_t generation) {
         if ((s & kPhaseMask) == kParked) {
             if (t->runState.compare_exchange_weak(s, packState(generation, kRunnable),
                                                   std::memory_order_acq_rel)) {
-                enqueue(t, true);
+                enqueue(t, how);
                 return;
             }
         } else if (s & kPermit) {

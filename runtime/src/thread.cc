@@ -196,7 +196,7 @@ ThreadId launchThread(ThreadContext* t, const ThreadAttributes& attributes,
                        std::memory_order_release);
     countNewThread();
     t->core = placeThread(t->allowed, attributes.core);
-    enqueue(t, true);
+    enqueue(t, Wake::handoff);
     return ThreadId{t, gen};
 }
 

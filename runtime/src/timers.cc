@@ -122,7 +122,8 @@ int fireExpiredTimers(Core* core) {
         publishNextDeadline(core);
     }
     core->timerLock.unlock();
-    for (int i = 0; i < n; ++i) signalContext(due[i], generations[i]);
+    for (int i = 0; i < n; ++i)
+        signalContext(due[i], generations[i], Wake::wakeup);  // deadline order
     return n;
 }
 
