@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "arbrt/arbrt.h"
+#include "keys.h"
 #include "real_libc.h"
 #include "shim.h"
 
@@ -38,13 +39,17 @@ void* pthreadTrampoline(void* raw) {
     tcbField<int>(tcb, kCancelHandling) = 0;
     tcbField<void*>(tcb, kCleanup) = nullptr;
     __pthread_unwind_buf_t unwindBuf;
+    void* result;
     if (__sigsetjmp(reinterpret_cast<__jmp_buf_tag*>(unwindBuf.__cancel_jmp_buf), 0) == 0) {
         std::memset(unwindBuf.__pad, 0, sizeof unwindBuf.__pad);
         tcbField<void*>(tcb, kCleanupJmpBuf) = &unwindBuf;
-        return info.start(info.arg);
+        result = info.start(info.arg);
+    } else {
+        result = tcbField<void*>(tcb, kResult);  // pthread_exit() or cancellation unwound to here
     }
-    // pthread_exit() or cancellation unwound to here.
-    return tcbField<void*>(tcb, kResult);
+    tcbField<void*>(tcb, kCleanupJmpBuf) = nullptr;
+    runKeyDestructors();  // thread_local destructors, then pthread keys, as glibc's start_thread
+    return result;
 }
 
 // Reads the parts of a pthread attribute object that a user thread honours.
