@@ -135,6 +135,21 @@ Mode decideMode() {
     options.numCores = int(config().maxCores);
     arbrt::setHostThreadApi({ARBRUN_REAL(pthread_create), ARBRUN_REAL(pthread_join)});
     if (!config().standalone) connectArbiter(&options);
+    if (options.coreProvider) {
+        if (auto err = arbrt::start(options)) {
+            // The arbiter is there but did not take our request: standalone rather than nothing.
+            logWarning("%s; running standalone on %d cores", err->message.c_str(),
+                       options.numCores);
+            delete gArbiter;
+            gArbiter = nullptr;
+            options.coreProvider = nullptr;
+        } else {
+            if (config().stats) std::atexit(printStats);
+            logVerbose("runtime started with up to %d cores from the core arbiter",
+                       options.numCores);
+            return Mode::runtime;
+        }
+    }
     if (auto err = arbrt::start(options)) {
         logWarning("cannot start the user-thread runtime (%s); running natively",
                    err->message.c_str());

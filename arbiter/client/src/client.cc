@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -52,6 +53,9 @@ bool defaultStartThread(std::function<void()> body, std::string* error) {
         return false;
     }
 }
+
+// How long the control socket waits for a reply before the call fails (SO_RCVTIMEO).
+constexpr long kReplyTimeoutSeconds = 5;
 
 // Reads one reply, turning an arbiter ErrorReply or a stream failure into `error`.
 bool readReply(ServerStream* stream, ServerMessage* reply, std::string* error, int* passedFd) {
@@ -143,6 +147,10 @@ bool CoreArbiterClient::openSession(bool reconnect, std::string* error) {
         if (error) *error = "cannot reach core arbiter at " + socketPath_ + " (" + why + ")";
         return false;
     }
+    // Replies on the control socket (hello, request acknowledgements) come within milliseconds from
+    // a healthy arbiter; an arbiter that stops answering must not hang the program's start-up.
+    const timeval replyTimeout{kReplyTimeoutSeconds, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &replyTimeout, sizeof replyTimeout);
     auto stream = std::make_unique<ServerStream>(fd);
     arbproto::Hello hello;
     hello.flags = reconnect ? arbproto::kHelloFlagReconnect : 0;
