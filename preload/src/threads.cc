@@ -47,8 +47,10 @@ void* pthreadTrampoline(void* raw) {
     } else {
         result = tcbField<void*>(tcb, kResult);  // pthread_exit() or cancellation unwound to here
     }
+    // thread_local destructors, then pthread keys, as glibc's start_thread does: with the jump
+    // buffer still set, so a destructor that calls pthread_exit() still ends the thread here.
+    runKeyDestructors();
     tcbField<void*>(tcb, kCleanupJmpBuf) = nullptr;
-    runKeyDestructors();  // thread_local destructors, then pthread keys, as glibc's start_thread
     return result;
 }
 
