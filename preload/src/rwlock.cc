@@ -213,10 +213,6 @@ int yieldOnBusy(int err) {
     return err;
 }
 
-bool supportedClock(clockid_t clock) {
-    return clock == CLOCK_MONOTONIC || clock == CLOCK_REALTIME;
-}
-
 }  // namespace
 }  // namespace arbrun
 
@@ -259,7 +255,6 @@ ARBRUN_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t* rw, const timespe
 ARBRUN_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t* rw, clockid_t clock,
                                              const timespec* abstime) {
     if (passesThrough(rw)) return ARBRUN_REAL(pthread_rwlock_clockrdlock)(rw, clock, abstime);
-    if (!supportedClock(clock)) return EINVAL;  // checked first, even if the lock is free (glibc)
     uint64_t deadline;
     if (int err = deadlineFrom(clock, abstime, &deadline)) return err;
     return readLock(rw, deadline);
@@ -285,7 +280,6 @@ ARBRUN_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t* rw, const timespe
 ARBRUN_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t* rw, clockid_t clock,
                                              const timespec* abstime) {
     if (passesThrough(rw)) return ARBRUN_REAL(pthread_rwlock_clockwrlock)(rw, clock, abstime);
-    if (!supportedClock(clock)) return EINVAL;
     uint64_t deadline;
     if (int err = deadlineFrom(clock, abstime, &deadline)) return err;
     return writeLock(rw, deadline);

@@ -44,8 +44,14 @@ inline int32_t selfId() {
 int createUserThread(const arbrt::ThreadAttributes& attributes, void* (*start)(void*), void* arg,
                      pthread_t* thread);
 
-// Validates a timespec deadline (EINVAL for tv_nsec outside [0, 1e9)) and converts it from `clock`
-// to the runtime's timeline. Returns 0 or EINVAL.
+// The clocks a timed wait can use (those the runtime's timeline converts from).
+inline bool supportedClock(clockid_t clock) {
+    return clock == CLOCK_MONOTONIC || clock == CLOCK_REALTIME;
+}
+
+// Validates a deadline's clock (first, as glibc does: EINVAL even when the object is free) and
+// timespec (EINVAL for tv_nsec outside [0, 1e9)), and converts it to the runtime's timeline.
+// Returns 0 or EINVAL.
 int deadlineFrom(clockid_t clock, const timespec* abstime, uint64_t* deadlineNs);
 
 // Verbose diagnostics (ARBRUN_VERBOSE): one line to stderr, prefixed "arbrun: ".

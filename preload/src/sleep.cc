@@ -20,11 +20,6 @@ uint64_t toNs(const timespec& t) {
     return uint64_t(t.tv_sec) * 1'000'000'000 + uint64_t(t.tv_nsec);
 }
 
-// clock_nanosleep's clocks that map onto the runtime's timeline.
-bool userSleepClock(clockid_t clock) {
-    return clock == CLOCK_MONOTONIC || clock == CLOCK_REALTIME;
-}
-
 }  // namespace
 }  // namespace arbrun
 
@@ -41,7 +36,7 @@ ARBRUN_EXPORT int nanosleep(const timespec* req, timespec* rem) {
 }
 
 ARBRUN_EXPORT int clock_nanosleep(clockid_t clock, int flags, const timespec* req, timespec* rem) {
-    if (!onUserThread() || !userSleepClock(clock)) {
+    if (!onUserThread() || !supportedClock(clock)) {
         return ARBRUN_REAL(clock_nanosleep)(clock, flags, req, rem);
     }
     if (!req || req->tv_nsec < 0 || req->tv_nsec >= 1'000'000'000) return EINVAL;

@@ -212,6 +212,7 @@ Mode ensureStarted() {
 }
 
 int deadlineFrom(clockid_t clock, const timespec* abstime, uint64_t* deadlineNs) {
+    if (!supportedClock(clock)) return EINVAL;
     if (!abstime || abstime->tv_nsec < 0 || abstime->tv_nsec >= 1'000'000'000) return EINVAL;
     if (abstime->tv_sec < 0) {
         *deadlineNs = 0;  // long past

@@ -133,7 +133,6 @@ ARBRUN_EXPORT int pthread_clockjoin_np(pthread_t thread, void** result, clockid_
                                        const timespec* abstime) {
     if (!userThread(thread))
         return ARBRUN_REAL(pthread_clockjoin_np)(thread, result, clock, abstime);
-    if (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME) return EINVAL;
     return timedJoin(thread, result, clock, abstime);
 }
 
