@@ -156,12 +156,7 @@ bool pollArbiter(Carrier* c) {
     RuntimeState& rt = *gRuntime;
     if (c->arbiterCpu < 0 || !rt.provider->mustReleaseCore(c->arbiterCpu)) return false;
     Core* core = c->core;
-    if (core->active.load(std::memory_order_relaxed)) {
-        core->queueLock.lock();
-        const bool wasActive = core->active.exchange(false, std::memory_order_acq_rel);
-        core->queueLock.unlock();
-        if (wasActive) rt.activeCores.fetch_sub(1, std::memory_order_seq_cst);
-    }
+    deactivateCore(core);
     core->releaseRequested.store(1, std::memory_order_release);
     return true;
 }
@@ -173,20 +168,15 @@ void runGrantedCores(Carrier* c) {
         if (cpu < 0) return;                                     // provider shut down
         c->arbiterCpu = cpu;
         activateCore(c->core);
-        runDispatcher(c);  // until the arbiter wants the core back (or stop)
-        if (c->core->active.load(std::memory_order_relaxed)) {
-            // Stopping while granted: leave the core inactive, as a release would.
-            c->core->active.store(false, std::memory_order_relaxed);
-            rt.activeCores.fetch_sub(1, std::memory_order_relaxed);
-        }
+        runDispatcher(c);         // until the arbiter wants the core back (or stop)
+        deactivateCore(c->core);  // stopping while granted: leave it inactive, as a release would
         c->arbiterCpu = -1;
         rt.provider->releaseCore(cpu);
     }
 }
 
 void wakeCarrier(Core* core) {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (core->sleeping.exchange(0, std::memory_order_acq_rel)) futexWake(&core->sleeping, 1);
+    wakeIfSleeping(core);
     core->parkWord.store(1, std::memory_order_release);
     futexWake(&core->parkWord, 1);
 }

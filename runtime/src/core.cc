@@ -7,16 +7,6 @@
 namespace arbrt::detail {
 namespace {
 
-// Wakes the core's carrier if it sleeps. The seq_cst fence pairs with the one in the idle path
-// (sleeping = 1; fence; re-check queue): either we see it asleep, or it sees our thread.
-void wakeIfSleeping(Core* core) {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (core->sleeping.load(std::memory_order_relaxed) &&
-        core->sleeping.exchange(0, std::memory_order_acq_rel)) {
-        futexWake(&core->sleeping, 1);
-    }
-}
-
 // Go's "wakep": when work is waiting and no idle carrier is polling, wake one sleeping carrier so
 // it can steal. A woken carrier polls for idleSpinNs before sleeping again, which rate-limits these
 // wake-ups.
@@ -294,6 +284,16 @@ ThreadContext* steal(Core* thief) {
     return nullptr;
 }
 
+// The seq_cst fence pairs with the one in the idle path
+// (sleeping = 1; fence; re-check queue): either we see it asleep, or it sees our thread.
+void wakeIfSleeping(Core* core) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (core->sleeping.load(std::memory_order_relaxed) &&
+        core->sleeping.exchange(0, std::memory_order_acq_rel)) {
+        futexWake(&core->sleeping, 1);
+    }
+}
+
 void activateCore(Core* core) {
     RuntimeState& rt = *gRuntime;
     core->queueLock.lock();
@@ -301,6 +301,13 @@ void activateCore(Core* core) {
     core->queueLock.unlock();
     if (!wasActive) rt.activeCores.fetch_add(1, std::memory_order_seq_cst);
     drainPending();
+}
+
+void deactivateCore(Core* core) {
+    core->queueLock.lock();
+    const bool wasActive = core->active.exchange(false, std::memory_order_acq_rel);
+    core->queueLock.unlock();
+    if (wasActive) gRuntime->activeCores.fetch_sub(1, std::memory_order_seq_cst);
 }
 
 void migrateAway(Core* core) {

@@ -122,8 +122,12 @@ Core* placeThread(const CoreSet& allowed, int preferred);
 void migrateAway(Core* core);
 // Wakes a core's carrier whether it is idle or parked (release requests, acquire, stop).
 void wakeCarrier(Core* core);
+// Wakes the core's carrier if it sleeps idle.
+void wakeIfSleeping(Core* core);
 // Arbiter mode: makes `core` active (threads that waited for any core move there).
 void activateCore(Core* core);
+// Arbiter mode: makes `core` inactive (it accepts no more threads); idempotent.
+void deactivateCore(Core* core);
 // Arbiter mode: if the arbiter wants this carrier's cpu back (one load from its shared page), marks
 // the core for release and returns true.
 bool pollArbiter(Carrier* c);
