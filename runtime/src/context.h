@@ -79,6 +79,10 @@ struct alignas(64) ThreadContext {
     void* closureTop = nullptr;  // where the stack for the entry frame begins (below any closure)
     ThreadContext* nextFree = nullptr;  // pool link
 
+    // --- The embedding layer's per-thread storage (arbrt::threadExtension): zeroed at creation;
+    // its owner (the preload library) documents the concurrency of what it keeps there.
+    alignas(64) unsigned char extension[kThreadExtensionBytes];
+
     uint32_t generation() const { return generationOf(lifecycle.load(std::memory_order_acquire)); }
 };
 

@@ -1,5 +1,6 @@
 // User-thread lifecycle: create, exit, join, detach, and the calls a thread makes on itself.
 #include <cerrno>
+#include <cstring>
 #include <ctime>
 
 #include "arbrt/thread.h"
@@ -158,6 +159,7 @@ ThreadContext* allocateThread(const ThreadAttributes& attributes, int* err) {
     }
     t->allowed = allowed;
     t->closureTop = t->stack.top();
+    std::memset(t->extension, 0, sizeof t->extension);  // 4 cache lines, new or reused context
     e = 0;
     return t;
 }
@@ -279,6 +281,15 @@ int tryJoin(ThreadId thread, void** result) {
 }
 int joinUntil(ThreadId thread, uint64_t deadlineNs, void** result) {
     return joinImpl(thread, deadlineNs, true, result);
+}
+
+void* threadExtension(ThreadId thread) {
+    return thread.context ? thread.context->extension : nullptr;
+}
+
+void* selfExtension() {
+    ThreadContext* t = currentContext();
+    return t ? t->extension : nullptr;
 }
 
 int detach(ThreadId id) {

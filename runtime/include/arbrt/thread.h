@@ -109,6 +109,14 @@ int detach(ThreadId thread);
 
 // The calling user thread; a null handle on a kernel thread that is not a user thread.
 ThreadId self();
+
+// Storage the embedding layer (the preload library) keeps per user thread, kThreadExtensionBytes
+// long, 64-byte aligned, zeroed when the thread is created. The runtime never reads it; whoever
+// stores there documents who may write it. Null for a null handle (threadExtension) or on a kernel
+// thread that is not a user thread (selfExtension). Valid as long as the handle is live.
+constexpr size_t kThreadExtensionBytes = 256;
+void* threadExtension(ThreadId thread);
+void* selfExtension();
 // Ends the calling user thread with `result` (thread_local destructors run first). On a kernel
 // thread that is not a user thread this does nothing and returns.
 void exit(void* result);

@@ -1,0 +1,29 @@
+// What the preload library keeps per user thread, in the runtime's per-thread extension storage
+// (arbrt::threadExtension: zeroed when the thread is created, so every part must treat all-zero as
+// its initial state).
+#pragma once
+
+#include <cstddef>
+
+#include "arbrt/thread.h"
+
+namespace arbrun {
+
+// One member per concern, each documented (with its concurrency rules) in its own header.
+struct ShimThreadState {
+    unsigned char reserved[8];  // keeps the struct non-empty until the parts arrive
+};
+static_assert(sizeof(ShimThreadState) <= arbrt::kThreadExtensionBytes,
+              "the per-thread shim state must fit the runtime's extension storage");
+
+// The state of a live user thread, or null for a null handle.
+inline ShimThreadState* shimStateOf(arbrt::ThreadId thread) {
+    return static_cast<ShimThreadState*>(arbrt::threadExtension(thread));
+}
+
+// The calling user thread's state, or null on a kernel thread.
+inline ShimThreadState* selfShimState() {
+    return static_cast<ShimThreadState*>(arbrt::selfExtension());
+}
+
+}  // namespace arbrun
