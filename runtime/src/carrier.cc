@@ -23,13 +23,20 @@ void runThread(Carrier* c, ThreadContext* t) {
     setThreadPointer(t->tcb);
     transfer_t back = jump_fcontext(t->savedContext, &c->record);
     completeSwitch(back);
+    if (core->carrier.load(std::memory_order_relaxed) != c) return;  // lent away meanwhile
     core->busyTicks.store(core->busyTicks.load(std::memory_order_relaxed) + (rdtsc() - start),
                           std::memory_order_relaxed);
 }
 
 bool hasWork(Core* core) {
     return hasRunnable(core) || core->releaseRequested.load(std::memory_order_relaxed) != 0 ||
+           core->lendBack.load(std::memory_order_relaxed) != 0 ||
            gRuntime->stopping.load(std::memory_order_relaxed);
+}
+
+// A spare runs the core of an owner that wants it back: it must leave at its next pass.
+bool mustGiveBack(Carrier* c, Core* core) {
+    return c != core->owner && core->lendBack.load(std::memory_order_acquire) != 0;
 }
 
 // Fires due timers of every core: a core whose carrier is stuck in a long computation cannot fire
@@ -101,6 +108,25 @@ void idle(Carrier* c) {
     }
 }
 
+// Standalone mode: sleeps until the released core is acquired again, the runtime stops, the core
+// is released again (acquire and release may both happen before we run: the dispatcher loop then
+// completes the new release), or (a spare) its owner wants it back. parkWord is reset before each
+// check, and wakeCarrier() sets it after changing the state, so no wake-up is lost.
+void parkWhileReleased(Carrier* c) {
+    RuntimeState& rt = *gRuntime;
+    Core* core = c->core;
+    for (;;) {
+        core->parkWord.store(0, std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with wakeCarrier()
+        if (core->active.load(std::memory_order_acquire) ||
+            core->releaseRequested.load(std::memory_order_acquire) || mustGiveBack(c, core) ||
+            rt.stopping.load(std::memory_order_relaxed)) {
+            return;
+        }
+        futexWait(&core->parkWord, 0, nullptr);
+    }
+}
+
 // Gives the core up: its queued threads and timers move to active cores (or wait for one), and
 // releaseCore() callers are woken. In standalone mode the carrier then sleeps until the core is
 // acquired again (or the runtime stops); in arbiter mode it returns, to hand the cpu back.
@@ -116,19 +142,7 @@ void releaseHere(Carrier* c) {
     while (Waiter* w = core->releaseWaiters.popFront()) wake(w);  // under the lock: see claimWake
     core->releaseWaiters.lock.unlock();
     if (rt.provider) return;
-    // Sleep until acquired, stopped, or released again (acquire and release may both happen before
-    // we run: the dispatcher loop then completes the new release). parkWord is reset before each
-    // check, and wakeCarrier() sets it after changing the state, so no wake-up is lost.
-    for (;;) {
-        core->parkWord.store(0, std::memory_order_relaxed);
-        std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with wakeCarrier()
-        if (core->active.load(std::memory_order_acquire) ||
-            core->releaseRequested.load(std::memory_order_acquire) ||
-            rt.stopping.load(std::memory_order_relaxed)) {
-            return;
-        }
-        futexWait(&core->parkWord, 0, nullptr);
-    }
+    parkWhileReleased(c);
 }
 
 }  // namespace
@@ -137,10 +151,16 @@ void runDispatcher(Carrier* c) {
     RuntimeState& rt = *gRuntime;
     Core* core = c->core;
     while (!rt.stopping.load(std::memory_order_acquire)) {
+        // Lent away during a blocking call, or (a spare) asked to give the core back.
+        if (core->carrier.load(std::memory_order_acquire) != c || mustGiveBack(c, core)) return;
         pollArbiter(c);
         if (core->releaseRequested.load(std::memory_order_acquire)) {
             releaseHere(c);
             if (rt.provider) return;  // hand the cpu back to the arbiter
+            continue;
+        }
+        if (!rt.provider && !core->active.load(std::memory_order_acquire)) {
+            parkWhileReleased(c);  // released while lent: the spare released it, we wait here
             continue;
         }
         fireExpiredTimers(core);
@@ -168,7 +188,7 @@ void runGrantedCores(Carrier* c) {
         if (cpu < 0) return;                                     // provider shut down
         c->arbiterCpu = cpu;
         activateCore(c->core);
-        runDispatcher(c);         // until the arbiter wants the core back (or stop)
+        dispatchOwnCore(c);       // until the arbiter wants the core back (or stop)
         deactivateCore(c->core);  // stopping while granted: leave it inactive, as a release would
         c->arbiterCpu = -1;
         rt.provider->releaseCore(cpu);

@@ -168,6 +168,11 @@ void enqueue(ThreadContext* t, Wake how) {
     const bool wakeup = how != Wake::requeue;
     Core* core = t->core;
     Carrier* self = currentCarrier();
+    // Only the carrier running a core may treat it as "mine" (runNext, no wake-up needed): a
+    // carrier whose core was lent away during a blocking call still names it in `core`.
+    if (self && self->core && self->core->carrier.load(std::memory_order_relaxed) != self) {
+        self = nullptr;
+    }
     if (how == Wake::handoff && self && self->core == core &&
         core->active.load(std::memory_order_relaxed) &&
         !core->releaseRequested.load(std::memory_order_relaxed)) {
@@ -189,6 +194,7 @@ void enqueue(ThreadContext* t, Wake how) {
         return;
     }
     wakeIfSleeping(core);
+    nudgeMonitorFor(core);
     if (wakeup) wakeIdleCoreForBalance(core);
 }
 

@@ -21,6 +21,7 @@ enum class AfterSwitch : uint8_t {
     queued,   // yield that already queued it (under the same lock as popping the next thread)
     park,     // block: commit the park unless a signal arrived meanwhile
     exit,     // it finished: publish its result, free it if detached
+    rejoin,   // back from a blocking call whose core was lent away: runnable again, anywhere
 };
 
 struct SwitchRecord {
@@ -54,6 +55,14 @@ struct Core {
     std::atomic<uint32_t> parkWord{0};  // carrier sleeps on it while released
     WaitQueue releaseWaiters;           // releaseCore() callers
 
+    // --- Lending (blocking.cc). `blockingSince` is the TSC at which the core's runner entered a
+    // blocking system call (0: it is not in one; kLending: the monitor is lending the core away);
+    // written by the runner and by the monitor (CAS). `lent` (futex word) is 1 while a spare
+    // carrier runs the core; `lendBack` is set by the owner to ask for it back.
+    std::atomic<uint64_t> blockingSince{0};
+    std::atomic<uint32_t> lent{0};
+    std::atomic<uint32_t> lendBack{0};
+
     // --- Go's "runnext": a thread woken by this core's running thread, run before the queue at the
     // next switch without touching the queue lock. Set and taken by the core's carrier; a thief may
     // take it (CAS) only after seeing it sit there across two of its idle passes with no switch on
@@ -69,8 +78,12 @@ struct Core {
     ThreadContext* watchedThread = nullptr;
     uint64_t watchedStamp = 0;
 
-    // --- Owned by the core's carrier (written only there; read racily for statistics).
-    alignas(64) Carrier* carrier = nullptr;
+    // --- Owned by the core's runner (written only there; read racily for statistics). `owner` is
+    // the carrier made for this core (immutable); `carrier` is the one running it now: the owner,
+    // or a spare while the owner is lent out during a blocking call (written by the monitor and by
+    // carriers handing the core back; read by anyone).
+    alignas(64) Carrier* owner = nullptr;
+    std::atomic<Carrier*> carrier{nullptr};
     ContextCache cache;
     std::atomic<uint64_t> busyTicks{0};
     std::atomic<uint64_t> contextSwitches{0};
@@ -78,16 +91,21 @@ struct Core {
     std::atomic<uint64_t> threadsCreated{0};  // by threads running on this core
 };
 
-// A kernel thread created with the real pthread_create, running one core's dispatcher.
-// Concurrency: every field is written only by the carrier itself, except `stopRequested`.
+// A kernel thread created with the real pthread_create, running one core's dispatcher. A core's
+// owner carrier is made at start-up; spare carriers are made by the monitor when a core must be
+// lent while its runner is blocked in the kernel. Concurrency: every field is written only by the
+// carrier itself, except that the monitor sets `core` and `arbiterCpu` of an idle spare before
+// waking it through `spareWord`.
 struct Carrier {
     SwitchRecord record{this, nullptr, AfterSwitch::nothing};  // the switch in progress
-    Core* core = nullptr;
+    Core* core = nullptr;       // owner: its core, always; spare: the core it runs, or null
     void* nativeTcb = nullptr;  // the TCB glibc gave this kernel thread
     fcontext_t dispatcherContext = nullptr;
     ThreadContext* current = nullptr;  // running user thread; null while dispatching
     int arbiterCpu = -1;               // arbiter mode: the cpu granted to this carrier, else -1
     pthread_t thread{};
+    std::atomic<uint32_t> spareWord{0};  // spare: 1 once the monitor gave it a core
+    Carrier* nextSpare = nullptr;        // idle-spare list link (under RuntimeState::spareLock)
 };
 
 // --- Run queues and placement (core.cc).
@@ -135,6 +153,25 @@ bool pollArbiter(Carrier* c);
 // back, give it back, repeat until the runtime stops or the provider shuts down.
 void runGrantedCores(Carrier* c);
 
+// --- Lending cores during blocking calls (blocking.cc).
+constexpr uint64_t kLending = 1;  // Core::blockingSince while the monitor lends the core away
+// The owner's dispatching, repeated: when its core was lent away during a blocking call, waits for
+// it back and goes on. Returns when the runtime stops or (arbiter mode) the core is released.
+void dispatchOwnCore(Carrier* owner);
+// A spare carrier's life: wait for a core from the monitor, run it until its owner wants it back
+// or it is lent on, repeat until the runtime stops.
+void* spareCarrierMain(void* arg);
+// The monitor thread: lends cores whose runner has been blocked in the kernel for a while to spare
+// carriers when other threads wait to run there.
+void* monitorMain(void* arg);
+// Called when a thread becomes runnable on `core`: if the core's runner is in a blocking call, the
+// monitor is woken so it can lend the core without waiting out its back-off.
+void nudgeMonitorFor(Core* core);
+// Wakes the monitor, every spare and joins them (stop()).
+void stopMonitorAndSpares();
+// Starts the monitor thread (start()); false if it cannot be created.
+bool startMonitor();
+
 // --- Timers (timers.cc).
 void addTimer(Core* core, ThreadContext* t, uint64_t deadlineNs);
 // Removes t's timer if it is still pending (after an early wake-up): no stale entry is left.
@@ -155,6 +192,9 @@ void completeSwitch(transfer_t t);
 // Like switchAway, but to `next` (already runnable, claimed by the caller, allowed on this core)
 // without going through the run queue.
 void switchTo(ThreadContext* self, ThreadContext* next, AfterSwitch action);
+// Leaves the calling carrier (whose core was lent away while `self` was in a blocking call) for
+// its dispatcher; `self` becomes runnable on its home core (or wherever it is allowed).
+void rejoinAfterLend(ThreadContext* self);
 // Takes a parked thread straight to runnable without queueing it (the caller will run it). False if
 // it is not parked (still parking, or running after a time-out) or the generation is stale.
 bool claimParked(ThreadContext* t, uint32_t generation);

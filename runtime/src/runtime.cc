@@ -59,7 +59,7 @@ void* carrierMain(void* arg) {
     if (gRuntime->provider) {
         runGrantedCores(c);
     } else {
-        runDispatcher(c);
+        dispatchOwnCore(c);
     }
     writeTcbSlot(c->nativeTcb, kCarrierSlot, nullptr);
     return nullptr;
@@ -81,11 +81,21 @@ std::optional<Error> requestCores(RuntimeState& rt, const RuntimeOptions& o) {
 void stopCarriers(RuntimeState& rt, int started) {
     rt.stopping.store(true, std::memory_order_release);
     for (int i = 0; i < started; ++i) wakeCarrier(&rt.cores[i]);
+    stopMonitorAndSpares();
     for (int i = 0; i < started; ++i) gHost.join(rt.carriers[i].thread, nullptr);
     for (int i = 0; i < rt.numCores; ++i) flushCache(&rt.cores[i].cache);
 }
 
 }  // namespace
+
+int hostCreateThread(pthread_t* thread, void* (*fn)(void*), void* arg) {
+    return gHost.create(thread, nullptr, fn, arg);
+}
+
+int hostJoinThread(pthread_t thread) {
+    return gHost.join(thread, nullptr);
+}
+
 }  // namespace detail
 
 using namespace detail;
@@ -111,7 +121,8 @@ std::optional<Error> start(const RuntimeOptions& options) {
     for (int i = 0; i < rt->numCores; ++i) {
         rt->cores[i].id = i;
         rt->cores[i].active.store(activeAtStart, std::memory_order_relaxed);
-        rt->cores[i].carrier = &rt->carriers[i];
+        rt->cores[i].owner = &rt->carriers[i];
+        rt->cores[i].carrier.store(&rt->carriers[i], std::memory_order_relaxed);
         rt->carriers[i].core = &rt->cores[i];
     }
     rt->activeCores.store(activeAtStart ? uint32_t(rt->numCores) : 0);
@@ -120,6 +131,11 @@ std::optional<Error> start(const RuntimeOptions& options) {
         return err;
     }
     gRuntime = rt;
+    if (!startMonitor()) {
+        gRuntime = nullptr;
+        delete rt;
+        return Error{Errc::systemError, "cannot create the runtime's monitor thread"};
+    }
     for (int i = 0; i < rt->numCores; ++i) {
         if (int err =
                 gHost.create(&rt->carriers[i].thread, nullptr, carrierMain, &rt->carriers[i])) {
@@ -227,6 +243,7 @@ RuntimeStats stats() {
     for (int i = 0; i < rt->numCores; ++i) {
         s.contextSwitches += rt->cores[i].contextSwitches.load(std::memory_order_relaxed);
         s.steals += rt->cores[i].steals.load(std::memory_order_relaxed);
+        s.coresLent = rt->coresLent.load(std::memory_order_relaxed);
         s.threadsCreated += rt->cores[i].threadsCreated.load(std::memory_order_relaxed);
     }
     return s;

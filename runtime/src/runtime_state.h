@@ -36,6 +36,20 @@ struct RuntimeState {
     ThreadContext* pendingHead = nullptr;
     ThreadContext* pendingTail = nullptr;
 
+    // Lending (blocking.cc): spare carriers (made on demand, up to kMaxSpareCarriers; idle ones in
+    // a list under spareLock) and the monitor thread, which sleeps on monitorWord.
+    static constexpr int kMaxSpareCarriers = 256;
+    std::unique_ptr<Carrier[]> spares;
+    int sparesMade = 0;  // written by the monitor only
+    SpinLock spareLock;
+    Carrier* idleSpares = nullptr;
+    pthread_t monitorThread{};
+    bool monitorStarted = false;
+    uint64_t lendAfterTicks = 0;
+    alignas(64) std::atomic<uint32_t> monitorWord{0};  // futex: 1 = look now
+    std::atomic<bool> monitorNapping{false};           // sleeping longer than its shortest period
+    std::atomic<uint64_t> coresLent{0};                // blocking calls whose core was lent
+
     alignas(64) std::atomic<uint64_t> threadsCreated{0};  // by kernel threads that are not carriers
     std::atomic<uint64_t> liveThreads{0};
     std::atomic<uint64_t> peakLiveThreads{0};
@@ -46,6 +60,11 @@ extern RuntimeState* gRuntime;
 // The carrier of the calling kernel thread: the running user thread's carrier, or (in a dispatcher)
 // the carrier whose TCB is current; null on other kernel threads.
 Carrier* currentCarrier();
+
+// Kernel threads of the runtime itself (carriers, spares, the monitor, the poller): made with the
+// host's real pthread_create (see arbrt/host.h).
+int hostCreateThread(pthread_t* thread, void* (*fn)(void*), void* arg);
+int hostJoinThread(pthread_t thread);
 
 // --- Clock (clock.cc).
 void calibrateClock();

@@ -65,7 +65,20 @@ void completeSwitch(transfer_t t) {
         case AfterSwitch::exit:
             finishExit(from);
             break;
+        case AfterSwitch::rejoin:
+            enqueue(from, Wake::wakeup);
+            break;
     }
+}
+
+void rejoinAfterLend(ThreadContext* self) {
+    Carrier* c = self->carrier;
+    c->record.from = self;
+    c->record.action = AfterSwitch::rejoin;
+    c->current = nullptr;
+    setThreadPointer(c->nativeTcb);
+    transfer_t t = jump_fcontext(c->dispatcherContext, &c->record);
+    completeSwitch(t);  // resumed by whichever carrier took us from the run queue
 }
 
 void switchAway(ThreadContext* self, AfterSwitch action) {
@@ -76,7 +89,8 @@ void switchTo(ThreadContext* self, ThreadContext* next, AfterSwitch action) {
     Carrier* c = self->carrier;
     Core* core = c->core;
     if (c->arbiterCpu >= 0) pollArbiter(c);
-    if (!next && !core->releaseRequested.load(std::memory_order_relaxed)) {
+    if (!next && !core->releaseRequested.load(std::memory_order_relaxed) &&
+        !core->lendBack.load(std::memory_order_relaxed)) {
         fireExpiredTimers(core);
         if (action == AfterSwitch::requeue) {
             // A yield gives every runnable thread a turn: a thread waiting in runNext joins the

@@ -30,6 +30,10 @@ struct RuntimeOptions {
     // How long an idle carrier polls for work before sleeping on a futex. Bounded: never spins
     // forever.
     uint64_t idleSpinNs = 50'000;
+    // How long a user thread may stay in a blocking system call (bracketed by
+    // enterBlockingCall/exitBlockingCall) before the monitor lends its core to a spare carrier,
+    // when other threads wait to run there (Go's sysmon hands a P off after 20 us).
+    uint64_t lendAfterNs = 20'000;
     // Default stack size of a user thread (virtual; committed lazily), like glibc's 8 MiB.
     size_t defaultStackSize = 8u << 20;
     // Contexts (stack + TCB) kept for reuse per core before excess ones are unmapped.
@@ -153,7 +157,8 @@ struct RuntimeStats {
     uint64_t liveThreads;
     uint64_t peakLiveThreads;
     uint64_t contextSwitches;
-    uint64_t steals;  // runnable threads taken by an idle core from a busy one
+    uint64_t steals;     // runnable threads taken by an idle core from a busy one
+    uint64_t coresLent;  // blocking calls during which the core was lent to a spare carrier
 };
 RuntimeStats stats();
 

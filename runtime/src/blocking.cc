@@ -1,0 +1,243 @@
+// Layer A of "nothing may block a carrier" (Go's syscall hand-off). A user thread about to enter a
+// system call that may block stamps its core's `blockingSince`. The monitor thread looks at the
+// stamps; when a runner has been in the kernel for lendAfterNs while other threads wait to run on
+// its core, it lends the core to a spare carrier (or back to its owner, if the owner is waiting for
+// it). When the blocked call returns, its thread finds the stamp gone, queues itself to run again
+// and its carrier leaves for its dispatcher: an owner waits for its core to come back, a spare goes
+// back to the idle list. Owners always get their core back, so in arbiter mode the kernel thread
+// the arbiter granted a cpu keeps running it except while it is blocked.
+#include <sys/prctl.h>
+
+#include <algorithm>
+#include <ctime>
+
+#include "arbrt/io.h"
+#include "arch.h"
+#include "runtime_state.h"
+
+namespace arbrt {
+namespace detail {
+namespace {
+
+constexpr uint64_t kMonitorMinPeriodNs = 20'000;
+constexpr uint64_t kMonitorMaxPeriodNs = 10'000'000;
+
+// Pops an idle spare, or makes a new one (the monitor is its only caller, so sparesMade needs no
+// atomics). Null when the cap is reached or the kernel refuses a thread.
+Carrier* takeSpare() {
+    RuntimeState& rt = *gRuntime;
+    rt.spareLock.lock();
+    Carrier* s = rt.idleSpares;
+    if (s) rt.idleSpares = s->nextSpare;
+    rt.spareLock.unlock();
+    if (s || rt.sparesMade == RuntimeState::kMaxSpareCarriers) return s;
+    s = &rt.spares[size_t(rt.sparesMade)];
+    if (hostCreateThread(&s->thread, spareCarrierMain, s) != 0) return nullptr;
+    ++rt.sparesMade;
+    return s;
+}
+
+void putSpare(Carrier* s) {
+    RuntimeState& rt = *gRuntime;
+    rt.spareLock.lock();
+    s->nextSpare = rt.idleSpares;
+    rt.idleSpares = s;
+    rt.spareLock.unlock();
+}
+
+// Gives `core`, whose runner `runner` entered a blocking call at `since`, to its waiting owner or a
+// spare. The CAS to kLending fails if the call returned meanwhile; the runner, seeing its stamp
+// gone, then waits for `carrier` to change before leaving (see exitBlockingCall).
+bool lendCore(Core* core, Carrier* runner, uint64_t since) {
+    const bool ownerWaits = core->lendBack.load(std::memory_order_acquire) != 0;
+    Carrier* target = ownerWaits ? core->owner : takeSpare();
+    if (!target) return false;
+    if (!core->blockingSince.compare_exchange_strong(since, kLending, std::memory_order_acq_rel)) {
+        if (!ownerWaits) putSpare(target);
+        return false;
+    }
+    target->arbiterCpu = runner->arbiterCpu;
+    if (!ownerWaits) {
+        target->core = core;
+        core->lent.store(1, std::memory_order_relaxed);  // before `carrier`: the owner reads both
+    }
+    core->carrier.store(target, std::memory_order_release);
+    core->blockingSince.store(0, std::memory_order_release);  // now the new runner's
+    if (ownerWaits) {
+        core->lent.store(0, std::memory_order_release);
+        futexWake(&core->lent, 1);
+    } else {
+        target->spareWord.store(1, std::memory_order_release);
+        futexWake(&target->spareWord, 1);
+    }
+    gRuntime->coresLent.fetch_add(1, std::memory_order_relaxed);
+    return true;
+}
+
+// One look at every core: fires the timers of blocked cores (nobody else may) and lends those
+// that have waited long enough with work queued. Returns whether any core was lent, and lowers
+// `nextDeadlineNs` to the earliest timer of a blocked core.
+bool lookAtCores(uint64_t* nextDeadlineNs) {
+    RuntimeState& rt = *gRuntime;
+    bool lentAny = false;
+    for (int i = 0; i < rt.numCores; ++i) {
+        Core* core = &rt.cores[i];
+        const uint64_t since = core->blockingSince.load(std::memory_order_acquire);
+        if (since <= kLending) continue;
+        if (rdtsc() - since < rt.lendAfterTicks) {
+            *nextDeadlineNs = std::min(*nextDeadlineNs, ticksToNs(rt.lendAfterTicks));
+            continue;
+        }
+        fireExpiredTimers(core);
+        if (hasRunnable(core) || core->lendBack.load(std::memory_order_relaxed)) {
+            lentAny |= lendCore(core, core->carrier.load(std::memory_order_acquire), since);
+        } else {
+            *nextDeadlineNs = std::min(*nextDeadlineNs, timeToNextDeadline(core));
+        }
+    }
+    return lentAny;
+}
+
+void monitorSleep(uint64_t ns) {
+    RuntimeState& rt = *gRuntime;
+    timespec ts{time_t(ns / 1'000'000'000), long(ns % 1'000'000'000)};
+    rt.monitorNapping.store(ns > kMonitorMinPeriodNs, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with nudgeMonitorFor()
+    if (rt.monitorWord.load(std::memory_order_relaxed) == 0) futexWait(&rt.monitorWord, 0, &ts);
+    rt.monitorWord.store(0, std::memory_order_relaxed);
+    rt.monitorNapping.store(false, std::memory_order_relaxed);
+}
+
+// Waits until the core is ours again after it was lent during our blocking call: asks the spare
+// running it to leave (it looks at lendBack at its next switch or dispatcher pass), or is handed it
+// by the monitor if that spare blocks in the kernel itself.
+void reclaimCore(Carrier* owner) {
+    RuntimeState& rt = *gRuntime;
+    Core* core = owner->core;
+    core->lendBack.store(1, std::memory_order_release);
+    wakeCarrier(core);  // the spare may sleep idle or parked
+    while (core->lent.load(std::memory_order_acquire) != 0) {
+        timespec ts{0, 1'000'000};  // stop() is the only other way out; look at it now and then
+        futexWait(&core->lent, 1, &ts);
+        if (rt.stopping.load(std::memory_order_acquire) &&
+            core->lent.load(std::memory_order_acquire) != 0) {
+            continue;  // the spare leaves on stop too
+        }
+    }
+    core->lendBack.store(0, std::memory_order_relaxed);
+    core->carrier.store(owner, std::memory_order_release);
+}
+
+}  // namespace
+
+void dispatchOwnCore(Carrier* owner) {
+    RuntimeState& rt = *gRuntime;
+    for (;;) {
+        runDispatcher(owner);
+        if (owner->core->carrier.load(std::memory_order_acquire) == owner ||
+            rt.stopping.load(std::memory_order_acquire)) {
+            return;
+        }
+        reclaimCore(owner);
+    }
+}
+
+void* spareCarrierMain(void* arg) {
+    auto* s = static_cast<Carrier*>(arg);
+    RuntimeState& rt = *gRuntime;
+    s->nativeTcb = threadPointer();
+    writeTcbSlot(s->nativeTcb, kCarrierSlot, s);
+    for (;;) {
+        while (s->spareWord.load(std::memory_order_acquire) == 0 &&
+               !rt.stopping.load(std::memory_order_acquire)) {
+            futexWait(&s->spareWord, 0, nullptr);
+        }
+        if (s->spareWord.load(std::memory_order_acquire) == 0) break;  // stopping, idle
+        s->spareWord.store(0, std::memory_order_relaxed);
+        Core* core = s->core;
+        runDispatcher(s);  // until lent on, asked to give the core back, released or stopped
+        if (core->carrier.load(std::memory_order_acquire) == s) {
+            // Leave the core for its owner (which waits in reclaimCore, or will when it returns).
+            s->arbiterCpu = -1;
+            core->carrier.store(nullptr, std::memory_order_relaxed);
+            core->lent.store(0, std::memory_order_release);
+            futexWake(&core->lent, 1);
+        }
+        s->core = nullptr;
+        putSpare(s);
+    }
+    writeTcbSlot(s->nativeTcb, kCarrierSlot, nullptr);
+    return nullptr;
+}
+
+void* monitorMain(void*) {
+    RuntimeState& rt = *gRuntime;
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);  // 20 us naps must not become 70 us
+    uint64_t period = kMonitorMinPeriodNs;
+    while (!rt.stopping.load(std::memory_order_acquire)) {
+        uint64_t next = kMonitorMaxPeriodNs;
+        const bool lent = lookAtCores(&next);
+        // Go's sysmon: short naps while lending happens, doubling up to 10 ms when nothing needed
+        // doing; a thread that becomes runnable behind a blocked runner nudges it awake.
+        period = lent ? kMonitorMinPeriodNs : std::min(period * 2, kMonitorMaxPeriodNs);
+        monitorSleep(std::max(kMonitorMinPeriodNs, std::min(period, next)));
+    }
+    return nullptr;
+}
+
+void nudgeMonitorFor(Core* core) {
+    RuntimeState& rt = *gRuntime;
+    if (core->blockingSince.load(std::memory_order_relaxed) <= kLending) return;
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with monitorSleep()
+    if (!rt.monitorNapping.load(std::memory_order_relaxed)) return;
+    if (rt.monitorWord.exchange(1, std::memory_order_relaxed) == 0) futexWake(&rt.monitorWord, 1);
+}
+
+bool startMonitor() {
+    RuntimeState& rt = *gRuntime;
+    rt.spares = std::make_unique<Carrier[]>(RuntimeState::kMaxSpareCarriers);
+    rt.lendAfterTicks = ticksForNs(rt.options.lendAfterNs);
+    rt.monitorStarted = hostCreateThread(&rt.monitorThread, monitorMain, nullptr) == 0;
+    return rt.monitorStarted;
+}
+
+void stopMonitorAndSpares() {
+    RuntimeState& rt = *gRuntime;
+    if (rt.monitorStarted) {
+        rt.monitorWord.store(1, std::memory_order_relaxed);
+        futexWake(&rt.monitorWord, 1);
+        hostJoinThread(rt.monitorThread);
+        rt.monitorStarted = false;
+    }
+    for (int i = 0; i < rt.sparesMade; ++i) futexWake(&rt.spares[size_t(i)].spareWord, 1);
+    for (int i = 0; i < rt.sparesMade; ++i) hostJoinThread(rt.spares[size_t(i)].thread);
+    rt.sparesMade = 0;
+}
+
+}  // namespace detail
+
+using namespace detail;
+
+uint64_t enterBlockingCall() {
+    ThreadContext* t = currentContext();
+    if (!t) return 0;
+    // A TSC reading is never 0 or kLending; relaxed: the monitor only needs to see it eventually.
+    const uint64_t stamp = rdtsc() | 2;
+    t->carrier->core->blockingSince.store(stamp, std::memory_order_relaxed);
+    return stamp;
+}
+
+void exitBlockingCall(uint64_t token) {
+    if (!token) return;
+    ThreadContext* t = currentContext();
+    Carrier* c = t->carrier;
+    uint64_t expected = token;
+    if (c->core->blockingSince.compare_exchange_strong(expected, 0, std::memory_order_acq_rel)) {
+        return;
+    }
+    // The monitor is lending (or has lent) our core: once `carrier` names the new runner, leave.
+    while (c->core->carrier.load(std::memory_order_acquire) == c) cpuRelax();
+    rejoinAfterLend(t);
+}
+
+}  // namespace arbrt

@@ -1,0 +1,138 @@
+// Layer A: a user thread blocked in the kernel inside enterBlockingCall/exitBlockingCall does not
+// stop its core. Every test runs on ONE core, where without lending the blocked carrier would
+// deadlock the program (the thread that unblocks it could never run).
+#include <arbrt/io.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <vector>
+
+#include "test_util.h"
+
+namespace {
+
+using arbrt_test::kMillisecond;
+
+class BlockingOneCore : public arbrt_test::RuntimeTest<1> {};
+
+// A pipe closed on scope exit.
+struct Pipe {
+    int fds[2] = {-1, -1};
+    Pipe() { EXPECT_EQ(pipe2(fds, O_CLOEXEC), 0); }
+    ~Pipe() {
+        for (int fd : fds) {
+            if (fd >= 0) close(fd);
+        }
+    }
+    int readEnd() const { return fds[0]; }
+    int writeEnd() const { return fds[1]; }
+};
+
+// Reads one byte in a blocking call bracketed for layer A.
+char blockingReadByte(int fd) {
+    char c = 0;
+    arbrt::BlockingCall call;
+    EXPECT_EQ(read(fd, &c, 1), 1);
+    return c;
+}
+
+TEST_F(BlockingOneCore, BlockedReader_CoreLentToWriter) {
+    Pipe p;
+    const uint64_t lentBefore = arbrt::stats().coresLent;
+    std::atomic<char> got{0};
+    auto reader = arbrt::createThread([&] { got = blockingReadByte(p.readEnd()); });
+    // The writer is queued behind the reader on the only core: it runs only if the core is lent.
+    auto writer = arbrt::createThread([&] { ASSERT_EQ(write(p.writeEnd(), "x", 1), 1); });
+    EXPECT_EQ(arbrt::join(reader), 0);
+    EXPECT_EQ(arbrt::join(writer), 0);
+    EXPECT_EQ(got.load(), 'x');
+    EXPECT_GE(arbrt::stats().coresLent, lentBefore + 1);
+}
+
+TEST_F(BlockingOneCore, PipePingPong_BothDirections) {
+    Pipe there, back;
+    constexpr int kRounds = 200;
+    auto ping = arbrt::createThread([&] {
+        for (int i = 0; i < kRounds; ++i) {
+            char c = char('a' + i % 26);
+            ASSERT_EQ(write(there.writeEnd(), &c, 1), 1);
+            ASSERT_EQ(blockingReadByte(back.readEnd()), c);
+        }
+    });
+    auto pong = arbrt::createThread([&] {
+        for (int i = 0; i < kRounds; ++i) {
+            char c = blockingReadByte(there.readEnd());
+            ASSERT_EQ(write(back.writeEnd(), &c, 1), 1);
+        }
+    });
+    EXPECT_EQ(arbrt::join(ping), 0);
+    EXPECT_EQ(arbrt::join(pong), 0);
+}
+
+TEST_F(BlockingOneCore, ManyBlockedReaders_EachServedInTurn) {
+    constexpr int kReaders = 24;  // more than one spare carrier is needed at once
+    std::vector<Pipe> pipes(kReaders);
+    std::atomic<int> done{0};
+    std::vector<arbrt::ThreadId> readers;
+    for (int i = 0; i < kReaders; ++i) {
+        readers.push_back(arbrt::createThread([&, i] {
+            EXPECT_EQ(blockingReadByte(pipes[size_t(i)].readEnd()), 'r');
+            done.fetch_add(1);
+        }));
+    }
+    auto writer = arbrt::createThread([&] {
+        for (auto& p : pipes) ASSERT_EQ(write(p.writeEnd(), "r", 1), 1);
+    });
+    for (auto r : readers) EXPECT_EQ(arbrt::join(r), 0);
+    EXPECT_EQ(arbrt::join(writer), 0);
+    EXPECT_EQ(done.load(), kReaders);
+}
+
+TEST_F(BlockingOneCore, SleeperOnBlockedCore_TimerStillFires) {
+    Pipe p;
+    // The writer sleeps first: its timer lives on the core whose runner is blocked in read(), so
+    // the monitor must fire it and lend the core.
+    auto reader = arbrt::createThread([&] { EXPECT_EQ(blockingReadByte(p.readEnd()), 's'); });
+    auto writer = arbrt::createThread([&] {
+        arbrt::sleepFor(kMillisecond);
+        ASSERT_EQ(write(p.writeEnd(), "s", 1), 1);
+    });
+    EXPECT_EQ(arbrt::join(reader), 0);
+    EXPECT_EQ(arbrt::join(writer), 0);
+}
+
+TEST_F(BlockingOneCore, ShortCallWithNothingWaiting_NotLent) {
+    const uint64_t lentBefore = arbrt::stats().coresLent;
+    auto t = arbrt::createThread([] {
+        for (int i = 0; i < 1000; ++i) {
+            arbrt::BlockingCall call;
+            EXPECT_EQ(getppid() > 0, true);
+        }
+    });
+    EXPECT_EQ(arbrt::join(t), 0);
+    // Nothing else was runnable on the core, so there was never a reason to lend it.
+    EXPECT_EQ(arbrt::stats().coresLent, lentBefore);
+}
+
+TEST(BlockingKernelThread, BracketOutsideUserThread_NoOp) {
+    EXPECT_EQ(arbrt::enterBlockingCall(), 0u);
+    arbrt::exitBlockingCall(0);  // nothing to undo, must not crash
+}
+
+TEST(BlockingRestart, LentThenStopped_NoCarrierLeft) {
+    for (int round = 0; round < 3; ++round) {
+        arbrt::RuntimeOptions options;
+        options.numCores = 1;
+        ASSERT_FALSE(arbrt::start(options).has_value());
+        Pipe p;
+        auto reader = arbrt::createThread([&] { EXPECT_EQ(blockingReadByte(p.readEnd()), 'q'); });
+        auto writer = arbrt::createThread([&] { ASSERT_EQ(write(p.writeEnd(), "q", 1), 1); });
+        EXPECT_EQ(arbrt::join(reader), 0);
+        EXPECT_EQ(arbrt::join(writer), 0);
+        ASSERT_TRUE(arbrt::stop());  // joins the monitor and every spare carrier
+    }
+}
+
+}  // namespace
