@@ -177,6 +177,9 @@ void enqueue(ThreadContext* t, Wake how) {
         core->active.load(std::memory_order_relaxed) &&
         !core->releaseRequested.load(std::memory_order_relaxed)) {
         putRunNext(core, t);
+        // Go's wakep(): a waker that keeps computing would otherwise strand t until an idle core
+        // happened to look. Cheap: returns at once while any idle core still polls.
+        wakeIdleCoreForBalance(core);
         return;
     }
     while (!core || !pushIfActive(core, t)) {

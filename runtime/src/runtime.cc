@@ -10,6 +10,7 @@
 #include "arbrt/host.h"
 #include "arch.h"
 #include "glibc_tcb.h"
+#include "io_poller.h"
 #include "overflow.h"
 #include "runtime_state.h"
 
@@ -82,6 +83,7 @@ void stopCarriers(RuntimeState& rt, int started) {
     rt.stopping.store(true, std::memory_order_release);
     for (int i = 0; i < started; ++i) wakeCarrier(&rt.cores[i]);
     stopMonitorAndSpares();
+    stopPoller();
     for (int i = 0; i < started; ++i) gHost.join(rt.carriers[i].thread, nullptr);
     for (int i = 0; i < rt.numCores; ++i) flushCache(&rt.cores[i].cache);
 }
@@ -131,10 +133,11 @@ std::optional<Error> start(const RuntimeOptions& options) {
         return err;
     }
     gRuntime = rt;
-    if (!startMonitor()) {
+    if (!startMonitor() || !startPoller()) {
+        stopMonitorAndSpares();
         gRuntime = nullptr;
         delete rt;
-        return Error{Errc::systemError, "cannot create the runtime's monitor thread"};
+        return Error{Errc::systemError, "cannot create the runtime's monitor or poller thread"};
     }
     for (int i = 0; i < rt->numCores; ++i) {
         if (int err =

@@ -3,6 +3,7 @@
 // deadlock the program (the thread that unblocks it could never run).
 #include <arbrt/io.h>
 #include <fcntl.h>
+#include <sys/epoll.h>
 #include <unistd.h>
 
 #include <array>
@@ -133,6 +134,107 @@ TEST(BlockingRestart, LentThenStopped_NoCarrierLeft) {
         EXPECT_EQ(arbrt::join(writer), 0);
         ASSERT_TRUE(arbrt::stop());  // joins the monitor and every spare carrier
     }
+}
+
+}  // namespace
+
+namespace {
+
+class ReadinessOneCore : public arbrt_test::RuntimeTest<1> {};
+
+TEST_F(ReadinessOneCore, WaitForReadablePipe_WokenByWriterOnSameCore) {
+    Pipe p;
+    std::atomic<int> result{-100};
+    auto reader = arbrt::createThread([&] {
+        arbrt::FdInterest fd{p.readEnd(), EPOLLIN, 0};
+        result = arbrt::waitForFds(&fd, 1, arbrt::kWaitForever, nullptr);
+        EXPECT_TRUE(fd.ready & EPOLLIN);
+    });
+    auto writer = arbrt::createThread([&] { ASSERT_EQ(write(p.writeEnd(), "w", 1), 1); });
+    EXPECT_EQ(arbrt::join(reader), 0);
+    EXPECT_EQ(arbrt::join(writer), 0);
+    EXPECT_EQ(result.load(), 1);
+    // No blocking call was made: the core never needed lending.
+}
+
+TEST_F(ReadinessOneCore, WaitWithDeadline_TimesOut) {
+    Pipe p;
+    auto t = arbrt::createThread([&] {
+        arbrt::FdInterest fd{p.readEnd(), EPOLLIN, 0};
+        EXPECT_EQ(arbrt::waitForFds(&fd, 1, arbrt::nowNs() + kMillisecond, nullptr), 0);
+        EXPECT_EQ(fd.ready, 0u);
+    });
+    EXPECT_EQ(arbrt::join(t), 0);
+}
+
+TEST_F(ReadinessOneCore, SeveralFds_OnlyReadyOneReported) {
+    Pipe a, b, c;
+    auto t = arbrt::createThread([&] {
+        arbrt::FdInterest fds[3] = {
+            {a.readEnd(), EPOLLIN, 0}, {b.readEnd(), EPOLLIN, 0}, {c.readEnd(), EPOLLIN, 0}};
+        EXPECT_EQ(arbrt::waitForFds(fds, 3, arbrt::kWaitForever, nullptr), 1);
+        EXPECT_EQ(fds[0].ready, 0u);
+        EXPECT_TRUE(fds[1].ready & EPOLLIN);
+        EXPECT_EQ(fds[2].ready, 0u);
+    });
+    auto w = arbrt::createThread([&] { ASSERT_EQ(write(b.writeEnd(), "b", 1), 1); });
+    EXPECT_EQ(arbrt::join(t), 0);
+    EXPECT_EQ(arbrt::join(w), 0);
+}
+
+TEST_F(ReadinessOneCore, TwoWaitersOneFd_BothWoken) {
+    Pipe p;
+    std::atomic<int> woken{0};
+    auto waiter = [&] {
+        arbrt::FdInterest fd{p.readEnd(), EPOLLIN, 0};
+        EXPECT_EQ(arbrt::waitForFds(&fd, 1, arbrt::kWaitForever, nullptr), 1);
+        woken.fetch_add(1);
+    };
+    auto t1 = arbrt::createThread(waiter);
+    auto t2 = arbrt::createThread(waiter);
+    auto w = arbrt::createThread([&] { ASSERT_EQ(write(p.writeEnd(), "2", 1), 1); });
+    EXPECT_EQ(arbrt::join(t1), 0);
+    EXPECT_EQ(arbrt::join(t2), 0);
+    EXPECT_EQ(arbrt::join(w), 0);
+    EXPECT_EQ(woken.load(), 2);
+}
+
+TEST_F(ReadinessOneCore, RegularFile_RefusedWithEperm) {
+    char path[] = "/tmp/arbrt-io-XXXXXX";
+    const int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    unlink(path);
+    auto t = arbrt::createThread([&] {
+        arbrt::FdInterest in{fd, EPOLLIN, 0};
+        EXPECT_EQ(arbrt::waitForFds(&in, 1, arbrt::kWaitForever, nullptr), -EPERM);
+        arbrt::FdInterest bad{-1, EPOLLIN, 0};
+        EXPECT_EQ(arbrt::waitForFds(&bad, 1, arbrt::kWaitForever, nullptr), -EBADF);
+    });
+    EXPECT_EQ(arbrt::join(t), 0);
+    close(fd);
+}
+
+TEST_F(ReadinessOneCore, Interrupted_ReturnsEintr) {
+    Pipe p;
+    static std::atomic<bool> interruptFlag;
+    interruptFlag = false;
+    auto t = arbrt::createThread([&] {
+        arbrt::FdInterest fd{p.readEnd(), EPOLLIN, 0};
+        EXPECT_EQ(
+            arbrt::waitForFds(&fd, 1, arbrt::kWaitForever, [] { return interruptFlag.load(); }),
+            -EINTR);
+    });
+    auto k = arbrt::createThread([&] {
+        interruptFlag = true;
+        arbrt::signal(t);
+    });
+    EXPECT_EQ(arbrt::join(t), 0);
+    EXPECT_EQ(arbrt::join(k), 0);
+}
+
+TEST(ReadinessKernelThread, NotAUserThread_Eperm) {
+    arbrt::FdInterest fd{0, EPOLLIN, 0};
+    EXPECT_EQ(arbrt::waitForFds(&fd, 1, 0, nullptr), -EPERM);
 }
 
 }  // namespace

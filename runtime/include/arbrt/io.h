@@ -35,8 +35,10 @@ struct FdInterest {
     uint32_t ready;
 };
 
+constexpr uint64_t kWaitForever = ~uint64_t{0};
+
 // Parks the calling user thread until one of `count` descriptors is ready, `deadlineNs` (nowNs()
-// timeline; kNoDeadline: none) passes, or `interrupted` (may be null) returns true after a wake-up
+// timeline; kWaitForever: none) passes, or `interrupted` (may be null) returns true after a wake-up
 // by arbrt::signal(). Returns the number of descriptors with `ready` set (> 0), 0 at the deadline,
 // -EINTR when interrupted, or -errno when a descriptor cannot be waited for through epoll (EPERM:
 // a regular file or directory, always ready; EBADF). Must be called on a user thread (else
