@@ -199,10 +199,10 @@ start_memcached() {
         # timeout bounds its life even if this script is killed with SIGKILL.
         if [[ $mode == arbrun ]]; then
             # shellcheck disable=SC2086
-            timeout 300 "$ARBRUN" $ARBRUN_ARGS -- memcached "${user[@]}" -l 127.0.0.1 -p "$port" -U 0 -t 4 -c 1024 \
+            timeout -k 5 300 "$ARBRUN" $ARBRUN_ARGS -- memcached "${user[@]}" -l 127.0.0.1 -p "$port" -U 0 -t 4 -c 1024 \
                 >"$work/memcached.log" 2>&1 &
         else
-            timeout 300 memcached "${user[@]}" -l 127.0.0.1 -p "$port" -U 0 -t 4 -c 1024 >"$work/memcached.log" 2>&1 &
+            timeout -k 5 300 memcached "${user[@]}" -l 127.0.0.1 -p "$port" -U 0 -t 4 -c 1024 >"$work/memcached.log" 2>&1 &
         fi
         server_pid=$!
         local i

@@ -118,10 +118,10 @@ void printStats() {
     const arbrt::RuntimeStats s = arbrt::stats();
     std::fprintf(stderr,
                  "arbrun: stats: threads created %llu, peak live threads %llu, context switches "
-                 "%llu, steals %llu, cores %d\n",
+                 "%llu, steals %llu, blocking calls handed off %llu, cores %d\n",
                  (unsigned long long)s.threadsCreated, (unsigned long long)s.peakLiveThreads,
                  (unsigned long long)s.contextSwitches, (unsigned long long)s.steals,
-                 arbrt::numCores());
+                 (unsigned long long)s.coresLent, arbrt::numCores());
 }
 
 Mode decideMode() {
