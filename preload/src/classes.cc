@@ -34,6 +34,7 @@ struct Unwinder {
     unw_addr_space_t space = nullptr;
     unw_accessors_t* accessors = nullptr;
     int (*backtrace)(void**, int) = nullptr;
+    int (*procInfo)(unw_addr_space_t, unw_word_t, unw_proc_info_t*, void*) = nullptr;  // optional
 
     bool usable() const { return accessors && accessors->get_proc_name && backtrace; }
 };
@@ -87,15 +88,28 @@ __attribute__((constructor(102))) void readClassRules() {
     gActive = true;
 }
 
+// Whether the symbol found for `ip` (starting at ip - offset) is really the function holding
+// it: in a stripped library a local function has no symbol, and the lookup returns the nearest
+// exported one before it (std::thread's start routine came out as
+// std::error_code::default_error_condition). The unwind tables know the function's true start.
+bool symbolOwnsIp(uintptr_t ip, unw_word_t offset) {
+    if (!gUnwinder.procInfo) return true;
+    unw_proc_info_t info{};
+    if (gUnwinder.procInfo(gUnwinder.space, ip, &info, nullptr) != 0) return true;  // no tables
+    return info.start_ip == ip - offset;
+}
+
 // The function containing `ip` by the ELF symbol tables (.symtab too, so static functions of an
-// unstripped binary resolve), demangled when it is a C++ name; empty when unknown.
-std::string symbolAt(uintptr_t ip) {
+// unstripped binary resolve), demangled when it is a C++ name; empty when unknown. With
+// `exact`, only a symbol starting at `ip` counts (a start routine's address is its entry).
+std::string symbolAt(uintptr_t ip, bool exact) {
     if (!gUnwinder.usable()) return {};
     char raw[512];
     unw_word_t offset = 0;
     if (gUnwinder.accessors->get_proc_name(gUnwinder.space, ip, raw, sizeof raw, &offset,
                                            nullptr) != 0)
         return {};
+    if (exact ? offset != 0 : !symbolOwnsIp(ip, offset)) return {};
     if (raw[0] != '_' || raw[1] != 'Z') return raw;
     int status = 0;
     char* demangled = abi::__cxa_demangle(raw, nullptr, nullptr, &status);
@@ -119,7 +133,7 @@ std::vector<std::string> callersFrom(void* returnAddress) {
     }
     std::vector<std::string> callers;
     for (int i = first; i < count; ++i)
-        callers.push_back(symbolAt(reinterpret_cast<uintptr_t>(frames[i]) - 1));
+        callers.push_back(symbolAt(reinterpret_cast<uintptr_t>(frames[i]) - 1, false));
     return callers;
 }
 
@@ -152,7 +166,7 @@ bool classesActive() {
 void classifyNewThread(void* (*start)(void*), void* returnAddress, NewThreadClass* out) {
     const uint64_t index = gNextIndex.fetch_add(1, std::memory_order_relaxed);
     const bool wantSymbol = gRules->needsSymbol() || gVerbose;
-    const std::string symbol = wantSymbol ? symbolAt(reinterpret_cast<uintptr_t>(start)) : "";
+    const std::string symbol = wantSymbol ? symbolAt(reinterpret_cast<uintptr_t>(start), true) : "";
     std::vector<std::string> callerNames;
     if (gRules->needsCallers()) callerNames = callersFrom(returnAddress);
     arbconfig::ThreadFacts facts;

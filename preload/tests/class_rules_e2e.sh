@@ -2,12 +2,14 @@
 # End to end under arbrun --standalone with class_threads (see class_threads.c):
 #   class_rules_e2e.sh classes ARBRUN PROGRAM  --class rules of each kind matched at pthread_create,
 #                                              checked through the --verbose lines
+#   class_rules_e2e.sh cpp ARBRUN PROGRAM      with class_threads_cpp: demangled C++ names
 #   class_rules_e2e.sh stats ARBRUN PROGRAM    --stats prints threads created, peak live threads and
 #                                              context switches with plausible values
 set -euo pipefail
 check=${1:?classes or stats}
 arbrun=${2:?path of arbrun}
-program=${3:?path of class_threads}
+program=${3:?path of class_threads or class_threads_cpp}
+expected_ok="ok $(basename "$program" | sed 's/^preload_//')"
 work=$(mktemp -d "${TMPDIR:-/tmp}/arbrun-class-e2e.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
@@ -21,7 +23,7 @@ fail() {
 run() {
   "$arbrun" --standalone "$@" -- "$program" >"$work/out" 2>"$work/err" ||
     fail "arbrun $* exited with $?"
-  grep -qx "ok class_threads" "$work/out" || fail "no 'ok class_threads' line"
+  grep -qx "$expected_ok" "$work/out" || fail "no '$expected_ok' line"
 }
 
 expect_line() {
@@ -48,6 +50,13 @@ case $check in
     # Without rules and --verbose nothing is said about threads.
     run
     if grep -q "^arbrun: thread" "$work/err"; then fail "thread lines without --verbose"; fi
+    ;;
+  cpp)
+    run --verbose --class 'sym:pool::worker(*)=batch' --class 'caller:pool::Launcher::start()=exclusive'
+    expect_line "arbrun: thread 0 (pool::worker(void*)) -> class batch (rule sym:pool::worker(*)=batch)"
+    # std::thread's start routine is local to the stripped libstdc++: no symbol, shown as '?'.
+    grep -qE "^arbrun: thread 1 \(.*\) -> class exclusive \(rule caller:pool::Launcher::start\(\)=exclusive\)$" \
+      "$work/err" || fail "thread 1 (std::thread) not classified by its caller"
     ;;
   stats)
     run --stats --cores 2
