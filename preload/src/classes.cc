@@ -49,6 +49,45 @@ Unwinder gUnwinder;
 // Creation order of pthread_create'd user threads; counted only while the feature is active.
 std::atomic<uint64_t> gNextIndex{0};
 
+// Symbol lookups read the ELF file each time (tens of µs), while programs create many threads
+// from the same few start routines and call sites: a direct-mapped cache of recent answers, keyed
+// by address and exactness. Guarded by a spinlock held only to copy one entry (never across a
+// lookup), so contention costs little and a lookup never waits on another.
+struct SymbolCache {
+    static constexpr size_t kEntries = 256;
+    struct Entry {
+        uintptr_t key = 0;  // address | exact (bit 63); 0: empty
+        std::string symbol;
+    };
+    std::atomic_flag lock = ATOMIC_FLAG_INIT;
+    Entry entries[kEntries];
+
+    static uintptr_t keyOf(uintptr_t ip, bool exact) { return ip | (uintptr_t(exact) << 63); }
+    static size_t slotOf(uintptr_t key) { return (key ^ (key >> 12)) % kEntries; }
+    void acquire() {
+        while (lock.test_and_set(std::memory_order_acquire)) {
+        }
+    }
+    void release() { lock.clear(std::memory_order_release); }
+
+    bool find(uintptr_t key, std::string* out) {
+        acquire();
+        const Entry& entry = entries[slotOf(key)];
+        const bool hit = entry.key == key;
+        if (hit) *out = entry.symbol;
+        release();
+        return hit;
+    }
+    void store(uintptr_t key, const std::string& symbol) {
+        acquire();
+        Entry& entry = entries[slotOf(key)];
+        entry.key = key;
+        entry.symbol = symbol;
+        release();
+    }
+};
+SymbolCache* gSymbolCache = nullptr;  // created with gRules, never freed (as gRules)
+
 // Loads libunwind privately (see the file comment) and looks up the three entry points; says
 // once why symbols will not match when it cannot.
 void loadUnwinder() {
@@ -84,6 +123,7 @@ __attribute__((constructor(102))) void readClassRules() {
     auto* rules = new ClassRuleSet(std::move(config.classRules), config.defaultClass);
     gVerbose = config.verbose;
     if (rules->needsSymbol() || rules->needsCallers() || gVerbose) loadUnwinder();
+    gSymbolCache = new SymbolCache;
     gRules = rules;
     gActive = true;
 }
@@ -118,6 +158,16 @@ std::string symbolAt(uintptr_t ip, bool exact) {
     return out;
 }
 
+// symbolAt() through the cache.
+std::string cachedSymbolAt(uintptr_t ip, bool exact) {
+    const uintptr_t key = SymbolCache::keyOf(ip, exact);
+    std::string symbol;
+    if (gSymbolCache->find(key, &symbol)) return symbol;
+    symbol = symbolAt(ip, exact);
+    gSymbolCache->store(key, symbol);
+    return symbol;
+}
+
 // The creating stack's functions, innermost first, starting at pthread_create's caller (frames
 // inside this library are not the program's). Return addresses point after the call: look up
 // ip - 1 so that a call ending a function is attributed to it.
@@ -133,7 +183,7 @@ std::vector<std::string> callersFrom(void* returnAddress) {
     }
     std::vector<std::string> callers;
     for (int i = first; i < count; ++i)
-        callers.push_back(symbolAt(reinterpret_cast<uintptr_t>(frames[i]) - 1, false));
+        callers.push_back(cachedSymbolAt(reinterpret_cast<uintptr_t>(frames[i]) - 1, false));
     return callers;
 }
 
@@ -166,7 +216,8 @@ bool classesActive() {
 void classifyNewThread(void* (*start)(void*), void* returnAddress, NewThreadClass* out) {
     const uint64_t index = gNextIndex.fetch_add(1, std::memory_order_relaxed);
     const bool wantSymbol = gRules->needsSymbol() || gVerbose;
-    const std::string symbol = wantSymbol ? symbolAt(reinterpret_cast<uintptr_t>(start), true) : "";
+    const std::string symbol =
+        wantSymbol ? cachedSymbolAt(reinterpret_cast<uintptr_t>(start), true) : "";
     std::vector<std::string> callerNames;
     if (gRules->needsCallers()) callerNames = callersFrom(returnAddress);
     arbconfig::ThreadFacts facts;
