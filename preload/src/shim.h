@@ -39,10 +39,12 @@ inline int32_t selfId() {
     return id;
 }
 
+struct NewThreadClass;  // classes.h
 // Creates a user thread that runs start(arg) the way pthread_create does (pthread_exit and
-// cancellation unwind to its entry frame). Returns 0 or an errno value.
+// cancellation unwind to its entry frame), with the class `threadClass` when not null (classes.h).
+// Returns 0 or an errno value.
 int createUserThread(const arbrt::ThreadAttributes& attributes, void* (*start)(void*), void* arg,
-                     pthread_t* thread);
+                     pthread_t* thread, const NewThreadClass* threadClass = nullptr);
 
 // The clocks a timed wait can use (those the runtime's timeline converts from).
 inline bool supportedClock(clockid_t clock) {

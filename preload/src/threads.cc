@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "arbrt/arbrt.h"
+#include "classes.h"
 #include "keys.h"
 #include "real_libc.h"
 #include "shim.h"
@@ -88,10 +89,13 @@ using namespace arbrun;
 namespace arbrun {
 
 int createUserThread(const arbrt::ThreadAttributes& attributes, void* (*start)(void*), void* arg,
-                     pthread_t* thread) {
+                     pthread_t* thread, const NewThreadClass* threadClass) {
     int err = 0;
     arbrt::detail::ThreadContext* context = arbrt::detail::allocateThread(attributes, &err);
     if (!context) return err;
+    if (threadClass)  // before launch: the thread may name itself (reclassify) at once
+        recordThreadClass(arbrt::detail::threadFromTcb(arbrt::detail::tcbOf(context)),
+                          *threadClass);
     void* space =
         arbrt::detail::reserveClosureSpace(context, sizeof(StartInfo), alignof(StartInfo));
     new (space) StartInfo{start, arg};
@@ -109,7 +113,10 @@ ARBRUN_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
         return ARBRUN_REAL(pthread_create)(thread, attr, start, arg);
     arbrt::ThreadAttributes attributes;
     if (int err = readAttributes(attr, &attributes)) return err;
-    return createUserThread(attributes, start, arg, thread);
+    if (!classesActive()) return createUserThread(attributes, start, arg, thread);
+    NewThreadClass threadClass;  // --class rules or --verbose: classes.h
+    classifyNewThread(start, __builtin_return_address(0), &threadClass);
+    return createUserThread(attributes, start, arg, thread, &threadClass);
 }
 
 ARBRUN_EXPORT int pthread_join(pthread_t thread, void** result) {
