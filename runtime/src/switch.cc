@@ -40,11 +40,38 @@ void commitPark(ThreadContext* t) {
 
 void finishExit(ThreadContext* t);
 
+// Per-thread CPU clocks (ThreadContext::cpuClock): one TSC read per switch charges the outgoing
+// thread and starts the incoming one. Either side may be null (the dispatcher). Relaxed: the
+// clock's single word is all a reader needs, and only this carrier writes it while the thread is
+// switching. Done before the switch's action publishes `from` to other carriers.
+inline void accountSwitch(ThreadContext* from, ThreadContext* to) {
+    const uint64_t now = rdtsc();
+    if (from) {
+        const uint64_t c = from->cpuClock.load(std::memory_order_relaxed);
+        if (c & kRunningBit)
+            from->cpuClock.store(now - (c & ~kRunningBit), std::memory_order_relaxed);
+    }
+    if (to) {
+        const uint64_t c = to->cpuClock.load(std::memory_order_relaxed);
+        if (!(c & kRunningBit))
+            to->cpuClock.store(kRunningBit | (now - c), std::memory_order_relaxed);
+    }
+}
+
 }  // namespace
+
+uint64_t cpuTicksOf(const ThreadContext* t) {
+    const uint64_t c = t->cpuClock.load(std::memory_order_relaxed);
+    if (!(c & kRunningBit)) return c;
+    const uint64_t base = c & ~kRunningBit;
+    const uint64_t now = rdtsc();
+    return now > base ? now - base : 0;
+}
 
 void completeSwitch(transfer_t t) {
     auto* record = static_cast<SwitchRecord*>(t.data);
     ThreadContext* from = record->from;
+    accountSwitch(from, currentContext());
     if (!from) {
         record->carrier->dispatcherContext = t.fctx;
         return;
