@@ -9,6 +9,11 @@
 // kernel thread clock of an exited thread, unless 32 generations of the same slot went by).
 // CLOCK_THREAD_CPUTIME_ID on a user thread is that thread's clock, not its carrier's.
 //
+// The runtime counts CPU time only from the first pthread_getcpuclockid() or CPU-clock read of a
+// user thread on (arbrt::enableCpuClocks: it costs a TSC read per switch): a program that measures
+// CPU time as differences, the usual use, sees native results; a thread's total CPU time before
+// that first use is not counted.
+//
 // clock_gettime is hot in many programs: ordinary clocks (ids >= 0 other than
 // CLOCK_THREAD_CPUTIME_ID) cost one comparison before the tail call to libc.
 #include <errno.h>
@@ -105,6 +110,7 @@ using namespace arbrun;
 ARBRUN_EXPORT int pthread_getcpuclockid(pthread_t thread, clockid_t* clock) {
     const arbrt::ThreadId id = arbrt::detail::threadFromTcb(reinterpret_cast<const void*>(thread));
     if (!id) return ARBRUN_REAL(pthread_getcpuclockid)(thread, clock);
+    arbrt::enableCpuClocks();
     return encode(id, clock) ? 0 : ENOENT;  // ENOENT: glibc's "no clock for this thread"
 }
 

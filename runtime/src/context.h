@@ -99,6 +99,8 @@ struct alignas(64) ThreadContext {
 // through %fs (see arch.h), valid wherever the thread migrates, since its TCB moves with it.
 ThreadContext* currentContext();
 
+// Starts the per-thread CPU clocks (switch.cc; what arbrt::enableCpuClocks does).
+void startCpuClocks();
 // The thread's CPU time so far in TSC ticks (switch.cc): its clock word, plus the current run if it
 // is running now. Callable from any thread.
 uint64_t cpuTicksOf(const ThreadContext* t);

@@ -315,7 +315,12 @@ bool isDetached(ThreadId thread) {
     return generationOf(s) == thread.generation && (s & kJoinMask) == kDetached;
 }
 
+void enableCpuClocks() {
+    startCpuClocks();
+}
+
 uint64_t threadCpuNs(ThreadId thread) {
+    startCpuClocks();
     return thread.context ? ticksToNs(cpuTicksOf(thread.context)) : 0;
 }
 

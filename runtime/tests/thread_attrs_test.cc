@@ -121,6 +121,7 @@ TEST_F(ThreadAttrs, IsDetached_FollowsCreationAndDetach) {
 }
 
 TEST_F(ThreadAttrs, CpuClock_CountsRunningTimeOnly) {
+    arbrt::enableCpuClocks();
     std::atomic<int> phase{0};
     const arbrt::ThreadId t = arbrt::createThreadWith(pinnedTo(1), [&] {
         const uint64_t start = arbrt::threadCpuNs(arbrt::self());
@@ -145,6 +146,7 @@ TEST_F(ThreadAttrs, CpuClock_CountsRunningTimeOnly) {
 }
 
 TEST_F(ThreadAttrs, CpuClock_StartsAtZeroOnReusedContext) {
+    arbrt::enableCpuClocks();
     uint64_t first = 0, second = ~uint64_t{0};
     ASSERT_EQ(arbrt::join(arbrt::createThreadWith(pinnedTo(0),
                                                   [&] {
@@ -157,6 +159,20 @@ TEST_F(ThreadAttrs, CpuClock_StartsAtZeroOnReusedContext) {
               0);
     EXPECT_GT(first, 0u);
     EXPECT_LT(second, first);
+}
+
+TEST_F(ThreadAttrs, CpuClock_CallerCountsFromFirstUse) {
+    // A thread that never switches still sees its own clock advance once it asked for it.
+    uint64_t burned = 0;
+    ASSERT_EQ(arbrt::join(arbrt::createThread([&] {
+                  const uint64_t start = arbrt::threadCpuNs(arbrt::self());
+                  while (arbrt::threadCpuNs(arbrt::self()) - start < 5'000'000) {
+                      arbrt_test::burn(1000);
+                  }
+                  burned = arbrt::threadCpuNs(arbrt::self()) - start;
+              })),
+              0);
+    EXPECT_GE(burned, 5'000'000u);
 }
 
 TEST_F(ThreadAttrs, ThreadAtSlot_LiveThreadsOnly) {

@@ -143,9 +143,14 @@ struct StackBounds {
 bool threadStack(ThreadId thread, StackBounds* out);
 // Whether the thread is detached (created so, or detach()ed since). False for a stale handle.
 bool isDetached(ThreadId thread);
-// CPU time of the thread in nanoseconds: the time it has spent running on a carrier since it was
-// created (wall time while switched in, so it includes carrier preemption and blocking system
-// calls it made). Any thread may ask; 0 for a null handle.
+// Per-thread CPU clocks cost a TSC read per context switch, so they run only once asked for: the
+// first enableCpuClocks() (or threadCpuNs()) starts them. From then on a thread's clock counts the
+// time it spends switched in on a carrier (wall time while switched in, so it includes carrier
+// preemption and blocking system calls it made); time before that is not counted (the caller's
+// own clock starts at once, other running threads' at their next switch). Idempotent, cheap.
+void enableCpuClocks();
+// CPU time of the thread in nanoseconds, as counted above (enables the clocks if they are off).
+// Any thread may ask; 0 for a null handle.
 uint64_t threadCpuNs(ThreadId thread);
 // A number naming the thread's context (< 2^24 in practice): unique among live threads, reused
 // after the thread is gone. threadAtSlot() maps it back to the live thread (null when the slot
