@@ -89,6 +89,13 @@ int main(void) {
     // sched_getaffinity(0) agrees with pthread_getaffinity_np for the calling thread.
     CHECK_SYS(sched_getaffinity(0, sizeof got, &got));
     CHECK(CPU_EQUAL(&got, &initial), "sched_getaffinity disagrees");
+    // sched_setaffinity(0) is the calling thread's mask too.
+    CHECK_SYS(sched_setaffinity(0, sizeof one, &one));
+    CHECK_RC(pthread_getaffinity_np(pthread_self(), sizeof got, &got), 0);
+    CHECK(CPU_EQUAL(&got, &one), "sched_setaffinity(0) not seen by pthread_getaffinity_np");
+    CHECK_RC(pthread_setaffinity_np(pthread_self(), sizeof initial, &initial), 0);
+    // A buffer the kernel cannot fill (not a multiple of sizeof(long)) is EINVAL.
+    CHECK_RC(pthread_getaffinity_np(pthread_self(), 1, &got), EINVAL);
     CHECK(sched_getcpu() >= 0, "sched_getcpu failed");
     return compat_ok();
 }

@@ -1,6 +1,9 @@
 // name: pthread_setname_np/pthread_getname_np on self, on another thread and on main; names of
 // exactly 15 characters work, 16 or more are ERANGE (name unchanged), and a getname buffer
-// shorter than the name is ERANGE.
+// shorter than the name is ERANGE. A new thread starts with its creator's name (the kernel copies
+// it at clone), and prctl(PR_SET_NAME/PR_GET_NAME) names the calling thread like setname on self.
+#include <sys/prctl.h>
+
 #include "../common/compat.h"
 
 static pthread_barrier_t b;
@@ -18,8 +21,30 @@ static void* named(void* arg) {
     return NULL;
 }
 
+// Hands back a heap copy of the calling thread's name, then renames itself through prctl (the
+// kernel truncates to 15 characters) and checks both views agree.
+static void* report_name(void* arg) {
+    (void)arg;
+    char* name = (char*)malloc(16);
+    CHECK_RC(pthread_getname_np(pthread_self(), name, 16), 0);
+    char viaPrctl[16];
+    CHECK_SYS(prctl(PR_GET_NAME, viaPrctl, 0, 0, 0));
+    CHECK(strcmp(viaPrctl, name) == 0, "prctl name '%s' != getname '%s'", viaPrctl, name);
+    CHECK_SYS(prctl(PR_SET_NAME, "prctl-name-longer-than-15", 0, 0, 0));
+    char buf[16];
+    CHECK_RC(pthread_getname_np(pthread_self(), buf, sizeof buf), 0);
+    CHECK(strcmp(buf, "prctl-name-long") == 0, "name after prctl: '%s'", buf);
+    return name;
+}
+
 int main(void) {
     compat_start("name");
+    // A thread created before anyone renamed main has main's (the process's) name.
+    char mine[16];
+    CHECK_RC(pthread_getname_np(pthread_self(), mine, sizeof mine), 0);
+    char* first = (char*)compat_join(compat_spawn(report_name, NULL));
+    CHECK(strcmp(first, mine) == 0, "new thread named '%s', creator '%s'", first, mine);
+    free(first);
     CHECK_RC(pthread_barrier_init(&b, NULL, 2), 0);
     pthread_t t = compat_spawn(named, (void*)"worker-1");
     pthread_barrier_wait(&b);
@@ -48,6 +73,10 @@ int main(void) {
     CHECK_RC(pthread_setname_np(pthread_self(), "main"), 0);
     CHECK_RC(pthread_getname_np(pthread_self(), buf, sizeof buf), 0);
     CHECK(strcmp(buf, "main") == 0, "main name '%s'", buf);
+    // ... and a thread created now inherits the new name.
+    char* inherited = (char*)compat_join(compat_spawn(report_name, NULL));
+    CHECK(strcmp(inherited, "main") == 0, "thread created after the rename is '%s'", inherited);
+    free(inherited);
 
     // Many threads with distinct names keep them.
     enum { N = 8 };

@@ -7,13 +7,14 @@
 
 #include "arbrt/thread.h"
 #include "classes.h"
+#include "identity_state.h"
 
 namespace arbrun {
 
 // One member per concern, each documented (with its concurrency rules) in its own header.
 struct ShimThreadState {
-    unsigned char reserved[8];     // keeps the struct non-empty until the parts arrive
     ThreadClassState threadClass;  // --class rules: classes.h
+    IdentityState identity;        // name and affinity (identity_state.h)
 };
 static_assert(sizeof(ShimThreadState) <= arbrt::kThreadExtensionBytes,
               "the per-thread shim state must fit the runtime's extension storage");

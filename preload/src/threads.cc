@@ -7,10 +7,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
 #include "arbrt/arbrt.h"
+#include "attr.h"
 #include "classes.h"
+#include "identity.h"
 #include "keys.h"
 #include "real_libc.h"
 #include "shim.h"
@@ -55,22 +58,6 @@ void* pthreadTrampoline(void* raw) {
     return result;
 }
 
-// Reads the parts of a pthread attribute object that a user thread honours.
-int readAttributes(const pthread_attr_t* attr, arbrt::ThreadAttributes* out) {
-    if (!attr) return 0;
-    int detach = PTHREAD_CREATE_JOINABLE;
-    if (pthread_attr_getdetachstate(attr, &detach) != 0) return EINVAL;
-    out->detached = detach == PTHREAD_CREATE_DETACHED;
-    void* stackAddr = nullptr;
-    size_t stackSize = 0;
-    if (pthread_attr_getstack(attr, &stackAddr, &stackSize) == 0 && stackAddr) {
-        out->stackSize = stackSize;  // a caller-provided stack: we honour its size, not its address
-    } else if (pthread_attr_getstacksize(attr, &stackSize) == 0) {
-        out->stackSize = stackSize;
-    }
-    return 0;
-}
-
 arbrt::ThreadId userThread(pthread_t thread) {
     return arbrt::detail::threadFromTcb(reinterpret_cast<const void*>(thread));
 }
@@ -88,14 +75,24 @@ using namespace arbrun;
 
 namespace arbrun {
 
-int createUserThread(const arbrt::ThreadAttributes& attributes, void* (*start)(void*), void* arg,
-                     pthread_t* thread, const NewThreadClass* threadClass) {
-    int err = 0;
+namespace {
+
+// Creates a user thread, honouring the affinity mask of `attr` (null: inherits its creator's) and
+// recording its class (null: none computed) before it can run, since it may name itself at once.
+int createWith(const arbrt::ThreadAttributes& attributes, const pthread_attr_t* attr,
+               void* (*start)(void*), void* arg, pthread_t* thread,
+               const NewThreadClass* threadClass) {
+    cpu_set_t* mask;
+    int err = newThreadMask(attr, &mask);
+    if (err) return err;
     arbrt::detail::ThreadContext* context = arbrt::detail::allocateThread(attributes, &err);
-    if (!context) return err;
-    if (threadClass)  // before launch: the thread may name itself (reclassify) at once
-        recordThreadClass(arbrt::detail::threadFromTcb(arbrt::detail::tcbOf(context)),
-                          *threadClass);
+    if (!context) {
+        std::free(mask);
+        return err;
+    }
+    const arbrt::ThreadId id = arbrt::detail::threadFromTcb(arbrt::detail::tcbOf(context));
+    initIdentity(id, mask);
+    if (threadClass) recordThreadClass(id, *threadClass);
     void* space =
         arbrt::detail::reserveClosureSpace(context, sizeof(StartInfo), alignof(StartInfo));
     new (space) StartInfo{start, arg};
@@ -103,6 +100,13 @@ int createUserThread(const arbrt::ThreadAttributes& attributes, void* (*start)(v
     *thread = reinterpret_cast<pthread_t>(arbrt::detail::tcbOf(context));
     arbrt::detail::launchThread(context, attributes, pthreadTrampoline, space);
     return 0;
+}
+
+}  // namespace
+
+int createUserThread(const arbrt::ThreadAttributes& attributes, void* (*start)(void*), void* arg,
+                     pthread_t* thread, const NewThreadClass* threadClass) {
+    return createWith(attributes, nullptr, start, arg, thread, threadClass);
 }
 
 }  // namespace arbrun
@@ -113,10 +117,10 @@ ARBRUN_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
         return ARBRUN_REAL(pthread_create)(thread, attr, start, arg);
     arbrt::ThreadAttributes attributes;
     if (int err = readAttributes(attr, &attributes)) return err;
-    if (!classesActive()) return createUserThread(attributes, start, arg, thread);
+    if (!classesActive()) return createWith(attributes, attr, start, arg, thread, nullptr);
     NewThreadClass threadClass;  // --class rules or --verbose: classes.h
     classifyNewThread(start, __builtin_return_address(0), &threadClass);
-    return createUserThread(attributes, start, arg, thread, &threadClass);
+    return createWith(attributes, attr, start, arg, thread, &threadClass);
 }
 
 ARBRUN_EXPORT int pthread_join(pthread_t thread, void** result) {

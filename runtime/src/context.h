@@ -39,6 +39,9 @@ enum JoinPhase : uint64_t {
 };
 constexpr uint64_t kJoinMask = 7;
 
+// ThreadContext::cpuClock's flag: the thread is running (TSC readings never reach bit 63).
+constexpr uint64_t kRunningBit = uint64_t{1} << 63;
+
 inline uint64_t packState(uint32_t generation, uint64_t bits) {
     return (uint64_t{generation} << 32) | bits;
 }
@@ -62,6 +65,11 @@ struct alignas(64) ThreadContext {
     // Set by a yield that queued the thread before switching out; cleared once its registers are
     // saved. Only a thief can pop such a thread early, and it waits for the flag to clear.
     std::atomic<bool> switching{false};
+    // CPU-time clock, in TSC ticks: while the thread runs, kRunningBit | (the TSC reading at which
+    // it would have had zero CPU time); otherwise its accumulated running time. Written only by
+    // completeSwitch() on the carrier switching the thread in or out; read by any thread
+    // (threadCpuNs). One word, so a reader never sees a half-updated pair.
+    std::atomic<uint64_t> cpuClock{0};
 
     // --- Timers (sleeps, timed waits): guarded by timerCore->timerLock.
     uint64_t wakeupNs = 0;
@@ -78,6 +86,7 @@ struct alignas(64) ThreadContext {
     Stack stack;
     void* closureTop = nullptr;  // where the stack for the entry frame begins (below any closure)
     ThreadContext* nextFree = nullptr;  // pool link
+    uint32_t slot = 0;  // this context's number (contextAtSlot), fixed when its slab is made
 
     // --- The embedding layer's per-thread storage (arbrt::threadExtension): zeroed at creation;
     // its owner (the preload library) documents the concurrency of what it keeps there.
@@ -89,5 +98,11 @@ struct alignas(64) ThreadContext {
 // The ThreadContext of the calling user thread, or null on any other kernel thread: one load
 // through %fs (see arch.h), valid wherever the thread migrates, since its TCB moves with it.
 ThreadContext* currentContext();
+
+// Starts the per-thread CPU clocks (switch.cc; what arbrt::enableCpuClocks does).
+void startCpuClocks();
+// The thread's CPU time so far in TSC ticks (switch.cc): its clock word, plus the current run if it
+// is running now. Callable from any thread.
+uint64_t cpuTicksOf(const ThreadContext* t);
 
 }  // namespace arbrt::detail

@@ -1,3 +1,4 @@
+#include <atomic>
 #include <memory>
 #include <mutex>
 
@@ -25,8 +26,15 @@ struct Slab {
 Slab* gSlabs = nullptr;
 constexpr size_t kSlabSize = 256;
 
+// Every slab's contexts by slab number, for contextAtSlot(): written (once per entry, release)
+// under gShared.lock, read lock-free (acquire). 16 Mi contexts at most; BSS, committed as used.
+constexpr size_t kMaxSlabs = 65536;
+std::atomic<ThreadContext*> gSlabTable[kMaxSlabs];
+size_t gSlabCount = 0;  // guarded by gShared.lock
+
 ThreadContext* newContextLocked() {
     if (!gSlabs || gSlabs->used == kSlabSize) {
+        if (gSlabCount == kMaxSlabs) return nullptr;
         auto* slab = new (std::nothrow)
             Slab{std::unique_ptr<ThreadContext[]>(new (std::nothrow) ThreadContext[kSlabSize]), 0,
                  gSlabs};
@@ -34,6 +42,10 @@ ThreadContext* newContextLocked() {
             delete slab;
             return nullptr;
         }
+        for (size_t i = 0; i < kSlabSize; ++i) {
+            slab->contexts[i].slot = uint32_t(gSlabCount * kSlabSize + i);
+        }
+        gSlabTable[gSlabCount++].store(slab->contexts.get(), std::memory_order_release);
         gSlabs = slab;
     }
     return &gSlabs->contexts[gSlabs->used++];
@@ -73,12 +85,26 @@ void pushShared(ThreadContext* t) {
     ++gShared.count;
 }
 
-// Gives `t` a stack of the requested size and a TCB ready for a new thread.
-bool equip(ThreadContext* t, size_t usableStack) {
-    const size_t page = pageSize();
-    const size_t rounded = (usableStack + page - 1) / page * page;
-    if (t->stack.low && t->stack.usable() != rounded) unmapStack(&t->stack);
-    if (!t->stack.low && !mapStack(rounded, &t->stack)) return false;
+// Gives `t` the requested stack: the caller's, or a mapping of ours (the pooled one when its sizes
+// match). A caller's stack left from the previous thread is only forgotten.
+bool equipStack(ThreadContext* t, const StackRequest& request) {
+    if (request.userLow) {
+        unmapStack(&t->stack);
+        t->stack = userStack(request.userLow, request.usable);
+        return true;
+    }
+    const size_t usable = roundUpToPage(request.usable);
+    const size_t guard = roundUpToPage(request.guard);
+    if (t->stack.low &&
+        (!t->stack.owned || t->stack.usable() != usable || t->stack.guard != guard)) {
+        unmapStack(&t->stack);
+    }
+    return t->stack.low || mapStack(usable, guard, &t->stack);
+}
+
+// Gives `t` the requested stack and a TCB ready for a new thread.
+bool equip(ThreadContext* t, const StackRequest& stack) {
+    if (!equipStack(t, stack)) return false;
     if (t->tcb) {
         GlibcTcb::resetForReuse(t->tcb);
         t->reusedTcb = true;
@@ -93,7 +119,7 @@ bool equip(ThreadContext* t, size_t usableStack) {
 
 }  // namespace
 
-ThreadContext* acquireContext(size_t usableStack) {
+ThreadContext* acquireContext(const StackRequest& stack) {
     ThreadContext* t = nullptr;
     Carrier* c = currentCarrier();
     if (c && c->core->cache.head) {
@@ -106,7 +132,7 @@ ThreadContext* acquireContext(size_t usableStack) {
     }
     if (!t) return nullptr;
     t->nextFree = nullptr;
-    if (!equip(t, usableStack)) {
+    if (!equip(t, stack)) {
         pushShared(t);
         return nullptr;
     }
@@ -124,6 +150,13 @@ void releaseContext(ThreadContext* t) {
         return;
     }
     pushShared(t);
+}
+
+ThreadContext* contextAtSlot(uint32_t slot) {
+    const size_t slab = slot / kSlabSize;
+    if (slab >= kMaxSlabs) return nullptr;
+    ThreadContext* contexts = gSlabTable[slab].load(std::memory_order_acquire);
+    return contexts ? &contexts[slot % kSlabSize] : nullptr;
 }
 
 void flushCache(ContextCache* cache) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "arbrt/sync.h"
 #include "context.h"
@@ -16,13 +17,22 @@ struct ContextCache {
     size_t count = 0;
 };
 
-// Takes a context with a stack of at least `usableStack` bytes and a TCB, from the calling
-// carrier's cache, else the shared pool, else newly made. Null when memory or address space is
-// exhausted.
-ThreadContext* acquireContext(size_t usableStack);
+// The stack a new thread asks for.
+struct StackRequest {
+    size_t usable = 0;        // bytes above the guard (rounded up to pages for a stack we map)
+    size_t guard = 0;         // bytes of PROT_NONE guard below it (rounded up to pages)
+    void* userLow = nullptr;  // non-null: run on the caller's [userLow, userLow + usable), no guard
+};
+
+// Takes a context with the requested stack and a TCB, from the calling carrier's cache, else the
+// shared pool, else newly made. Null when memory or address space is exhausted.
+ThreadContext* acquireContext(const StackRequest& stack);
 // Returns a context whose thread has finished (its stack is no longer in use) and bumps its
 // generation.
 void releaseContext(ThreadContext* t);
+// The context numbered `slot` (ThreadContext::slot), or null if none has that number yet.
+// Lock-free: contexts are never freed, so the pointer stays valid.
+ThreadContext* contextAtSlot(uint32_t slot);
 // Moves every cached context of `cache` to the shared pool (when the runtime stops).
 void flushCache(ContextCache* cache);
 

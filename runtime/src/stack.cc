@@ -10,25 +10,35 @@ size_t pageSize() {
     return size;
 }
 
-bool mapStack(size_t usableSize, Stack* out) {
+size_t roundUpToPage(size_t bytes) {
     const size_t page = pageSize();
-    const size_t usable = (usableSize + page - 1) / page * page;
-    const size_t total = usable + page;
+    return (bytes + page - 1) / page * page;
+}
+
+bool mapStack(size_t usableSize, size_t guardSize, Stack* out) {
+    const size_t usable = roundUpToPage(usableSize);
+    const size_t guard = roundUpToPage(guardSize);
+    const size_t total = usable + guard;
+    if (total < usable) return false;  // overflowed: no such address space
     // MAP_NORESERVE: 10,000 threads x 8 MiB of virtual stack must not count against overcommit;
     // pages are committed on first touch, like glibc's thread stacks.
     void* p = mmap(nullptr, total, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
     if (p == MAP_FAILED) return false;
-    if (mprotect(p, page, PROT_NONE) != 0) {
+    if (guard && mprotect(p, guard, PROT_NONE) != 0) {
         munmap(p, total);
         return false;
     }
-    *out = Stack{p, total, page};
+    *out = Stack{p, total, guard, true};
     return true;
 }
 
+Stack userStack(void* low, size_t size) {
+    return Stack{low, size, 0, false};
+}
+
 void unmapStack(Stack* stack) {
-    if (stack->low) munmap(stack->low, stack->size);
+    if (stack->low && stack->owned) munmap(stack->low, stack->size);
     *stack = Stack{};
 }
 

@@ -1,5 +1,7 @@
-// User-thread stacks: mmap'ed, lazily committed, with a PROT_NONE guard page at the low end so an
-// overflow faults (and is reported by the overflow handler) instead of corrupting a neighbour.
+// User-thread stacks: mmap'ed, lazily committed, with a PROT_NONE guard at the low end so an
+// overflow faults (and is reported by the overflow handler) instead of corrupting a neighbour. A
+// stack can also be the caller's own memory (pthread_attr_setstack): never unmapped or pooled by
+// us, and without a guard, as glibc does.
 #pragma once
 
 #include <cstddef>
@@ -7,9 +9,10 @@
 namespace arbrt::detail {
 
 struct Stack {
-    void* low = nullptr;  // lowest address of the mapping (the guard page starts here)
-    size_t size = 0;      // whole mapping, guard included
+    void* low = nullptr;  // lowest address of the stack (the guard, if any, starts here)
+    size_t size = 0;      // whole stack, guard included
     size_t guard = 0;     // bytes of guard at `low`
+    bool owned = false;   // mapped by us (else the caller's memory: only forgotten, never unmapped)
 
     void* top() const { return static_cast<char*>(low) + size; }
     size_t usable() const { return size - guard; }
@@ -22,9 +25,13 @@ struct Stack {
 };
 
 size_t pageSize();
-// Maps a stack of at least `usableSize` bytes (rounded up to pages) plus one guard page. Returns
-// false when the address space or the mapping count is exhausted.
-bool mapStack(size_t usableSize, Stack* out);
+size_t roundUpToPage(size_t bytes);
+// Maps a stack of at least `usableSize` bytes plus `guardSize` bytes of guard (both rounded up to
+// pages). Returns false when the address space or the mapping count is exhausted.
+bool mapStack(size_t usableSize, size_t guardSize, Stack* out);
+// The caller's memory [low, low + size) as a stack: no guard, never unmapped by us.
+Stack userStack(void* low, size_t size);
+// Unmaps a stack we own; forgets a caller's. Leaves `stack` empty either way.
 void unmapStack(Stack* stack);
 
 }  // namespace arbrt::detail

@@ -40,11 +40,55 @@ void commitPark(ThreadContext* t) {
 
 void finishExit(ThreadContext* t);
 
+// Whether per-thread CPU clocks run (enableCpuClocks): off until a program first asks for one,
+// since the TSC read costs ~10 ns per switch. Set once, never cleared; read on every switch.
+std::atomic<bool> gCpuClocksOn{false};
+
+// Per-thread CPU clocks (ThreadContext::cpuClock): one TSC read per switch charges the outgoing
+// thread and starts the incoming one. Either side may be null (the dispatcher). Relaxed: the
+// clock's single word is all a reader needs, and only this carrier writes it while the thread is
+// switching. Done before the switch's action publishes `from` to other carriers.
+inline void accountSwitch(ThreadContext* from, ThreadContext* to) {
+    const uint64_t now = rdtsc();
+    if (from) {
+        const uint64_t c = from->cpuClock.load(std::memory_order_relaxed);
+        if (c & kRunningBit)
+            from->cpuClock.store(now - (c & ~kRunningBit), std::memory_order_relaxed);
+    }
+    if (to) {
+        const uint64_t c = to->cpuClock.load(std::memory_order_relaxed);
+        if (!(c & kRunningBit))
+            to->cpuClock.store(kRunningBit | (now - c), std::memory_order_relaxed);
+    }
+}
+
 }  // namespace
+
+void startCpuClocks() {
+    if (gCpuClocksOn.load(std::memory_order_relaxed)) return;
+    gCpuClocksOn.store(true, std::memory_order_relaxed);
+    // The caller's own clock starts now (it owns the word while it runs); threads running on other
+    // carriers start at their next switch.
+    if (ThreadContext* self = currentContext()) {
+        const uint64_t c = self->cpuClock.load(std::memory_order_relaxed);
+        if (!(c & kRunningBit)) {
+            self->cpuClock.store(kRunningBit | (rdtsc() - c), std::memory_order_relaxed);
+        }
+    }
+}
+
+uint64_t cpuTicksOf(const ThreadContext* t) {
+    const uint64_t c = t->cpuClock.load(std::memory_order_relaxed);
+    if (!(c & kRunningBit)) return c;
+    const uint64_t base = c & ~kRunningBit;
+    const uint64_t now = rdtsc();
+    return now > base ? now - base : 0;
+}
 
 void completeSwitch(transfer_t t) {
     auto* record = static_cast<SwitchRecord*>(t.data);
     ThreadContext* from = record->from;
+    if (gCpuClocksOn.load(std::memory_order_relaxed)) accountSwitch(from, currentContext());
     if (!from) {
         record->carrier->dispatcherContext = t.fctx;
         return;

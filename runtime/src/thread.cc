@@ -1,4 +1,5 @@
 // User-thread lifecycle: create, exit, join, detach, and the calls a thread makes on itself.
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -16,6 +17,10 @@ namespace {
 using boost::context::detail::make_fcontext;
 
 constexpr size_t kMinStack = 16 * 1024;  // PTHREAD_STACK_MIN
+
+// The embedding layer's extension-storage reset (setExtensionReset): set before threads exist,
+// read by every allocateThread.
+std::atomic<void (*)(void*)> gExtensionReset{nullptr};
 
 [[noreturn]] void exitCurrent(ThreadContext* self, void* result) {
     GlibcTcb::runTlsDestructors();  // thread_local destructors, on the thread's own TLS
@@ -149,16 +154,25 @@ ThreadContext* allocateThread(const ThreadAttributes& attributes, int* err) {
         e = EINVAL;
         return nullptr;
     }
-    size_t stackSize =
-        attributes.stackSize ? attributes.stackSize : gRuntime->options.defaultStackSize;
-    if (stackSize < kMinStack) stackSize = kMinStack;
-    ThreadContext* t = acquireContext(stackSize);
+    StackRequest stack;
+    stack.usable = attributes.stackSize ? attributes.stackSize : gRuntime->options.defaultStackSize;
+    stack.guard = attributes.guardSize == kDefaultGuard ? pageSize() : attributes.guardSize;
+    stack.userLow = attributes.stackAddr;
+    if (stack.usable < kMinStack) {
+        if (stack.userLow) {
+            e = EINVAL;  // the caller's memory cannot grow
+            return nullptr;
+        }
+        stack.usable = kMinStack;
+    }
+    ThreadContext* t = acquireContext(stack);
     if (!t) {
         e = EAGAIN;
         return nullptr;
     }
     t->allowed = allowed;
     t->closureTop = t->stack.top();
+    if (void (*reset)(void*) = gExtensionReset.load(std::memory_order_relaxed)) reset(t->extension);
     std::memset(t->extension, 0, sizeof t->extension);  // 4 cache lines, new or reused context
     e = 0;
     return t;
@@ -189,6 +203,7 @@ ThreadId launchThread(ThreadContext* t, const ThreadAttributes& attributes,
     t->entryArg = closure;
     t->result = nullptr;
     t->joiner = nullptr;
+    t->cpuClock.store(0, std::memory_order_relaxed);  // not running yet: no CPU time
     auto sp = reinterpret_cast<uintptr_t>(t->closureTop) & ~uintptr_t(15);
     const size_t usable = sp - (reinterpret_cast<uintptr_t>(t->stack.low) + t->stack.guard);
     t->savedContext = make_fcontext(reinterpret_cast<void*>(sp), usable, &threadEntry);
@@ -281,6 +296,44 @@ int tryJoin(ThreadId thread, void** result) {
 }
 int joinUntil(ThreadId thread, uint64_t deadlineNs, void** result) {
     return joinImpl(thread, deadlineNs, true, result);
+}
+
+void setExtensionReset(void (*reset)(void* extension)) {
+    gExtensionReset.store(reset, std::memory_order_relaxed);
+}
+
+bool threadStack(ThreadId thread, StackBounds* out) {
+    ThreadContext* t = thread.context;
+    if (!t || t->generation() != thread.generation) return false;
+    *out = StackBounds{t->stack.low, t->stack.size, t->stack.guard};
+    return true;
+}
+
+bool isDetached(ThreadId thread) {
+    if (!thread.context) return false;
+    const uint64_t s = thread.context->lifecycle.load(std::memory_order_acquire);
+    return generationOf(s) == thread.generation && (s & kJoinMask) == kDetached;
+}
+
+void enableCpuClocks() {
+    startCpuClocks();
+}
+
+uint64_t threadCpuNs(ThreadId thread) {
+    startCpuClocks();
+    return thread.context ? ticksToNs(cpuTicksOf(thread.context)) : 0;
+}
+
+uint32_t threadSlot(ThreadId thread) {
+    return thread.context ? thread.context->slot : 0;
+}
+
+ThreadId threadAtSlot(uint32_t slot) {
+    ThreadContext* t = contextAtSlot(slot);
+    if (!t) return {};
+    const uint64_t s = t->lifecycle.load(std::memory_order_acquire);
+    if ((s & kJoinMask) == kFree) return {};
+    return ThreadId{t, generationOf(s)};
 }
 
 void* threadExtension(ThreadId thread) {

@@ -70,11 +70,20 @@ struct ThreadId {
     friend bool operator==(const ThreadId&, const ThreadId&) = default;
 };
 
+// Guard size meaning "one page" (the default, like glibc's).
+constexpr size_t kDefaultGuard = ~size_t{0};
+
 struct ThreadAttributes {
     int core = -1;          // run on this core; -1: place by power-of-two-choices among `allowed`
     CoreSet allowed{};      // cores the thread may run on; empty: all cores
     size_t stackSize = 0;   // 0: RuntimeOptions::defaultStackSize; rounded up to whole pages
     bool detached = false;  // resources freed at exit; cannot be joined
+    // Bytes of PROT_NONE guard below the stack, rounded up to pages; 0: none.
+    size_t guardSize = kDefaultGuard;
+    // Non-null: the thread runs on the caller's memory [stackAddr, stackAddr + stackSize) (at least
+    // 16 KiB), which the runtime never unmaps, pools or guards; the caller keeps it until the
+    // thread has been joined (or, detached, has exited). Null: the runtime maps the stack.
+    void* stackAddr = nullptr;
 };
 
 // Entry point in C form: what pthread_create hands over.
@@ -121,6 +130,38 @@ ThreadId self();
 constexpr size_t kThreadExtensionBytes = 256;
 void* threadExtension(ThreadId thread);
 void* selfExtension();
+// What the embedding layer stored in a context's extension storage is handed to this function just
+// before the storage is zeroed for the context's next thread (no handle to the previous thread is
+// valid any more), so it can free what it allocated there. Null: nothing is called. Set it before
+// creating threads; the runtime calls it on the creating thread.
+void setExtensionReset(void (*reset)(void* extension));
+
+// The stack a live user thread runs on: [low, low + size), of which the lowest `guard` bytes are
+// its guard (0 for a caller-provided stack).
+struct StackBounds {
+    void* low = nullptr;
+    size_t size = 0;
+    size_t guard = 0;
+};
+// False (and *out untouched) for a null or stale handle.
+bool threadStack(ThreadId thread, StackBounds* out);
+// Whether the thread is detached (created so, or detach()ed since). False for a stale handle.
+bool isDetached(ThreadId thread);
+// Per-thread CPU clocks cost a TSC read per context switch, so they run only once asked for: the
+// first enableCpuClocks() (or threadCpuNs()) starts them. From then on a thread's clock counts the
+// time it spends switched in on a carrier (wall time while switched in, so it includes carrier
+// preemption and blocking system calls it made); time before that is not counted (the caller's
+// own clock starts at once, other running threads' at their next switch). Idempotent, cheap.
+void enableCpuClocks();
+// CPU time of the thread in nanoseconds, as counted above (enables the clocks if they are off).
+// Any thread may ask; 0 for a null handle.
+uint64_t threadCpuNs(ThreadId thread);
+// A number naming the thread's context (< 2^24 in practice): unique among live threads, reused
+// after the thread is gone. threadAtSlot() maps it back to the live thread (null when the slot
+// holds none, which includes a thread that exited and was joined or detached).
+uint32_t threadSlot(ThreadId thread);
+ThreadId threadAtSlot(uint32_t slot);
+
 // Ends the calling user thread with `result` (thread_local destructors run first). On a kernel
 // thread that is not a user thread this does nothing and returns.
 void exit(void* result);
