@@ -18,6 +18,7 @@
 #include <cstddef>
 
 #include "arbrt/arbrt.h"
+#include "interrupt.h"
 #include "real_libc.h"
 #include "shim.h"
 
@@ -76,12 +77,18 @@ int waitSlow(Semaphore& sem, uint64_t deadlineNs) {
             }
             continue;
         }
-        const auto r = arbrt::park(
+        const auto r = arbrt::parkInterruptible(
             &sem.data, [&] { return value(sem.data.load(std::memory_order_relaxed)) == 0; },
-            deadlineNs);
+            deadlineNs, [] { return interruptPending(); });
         if (r == arbrt::ParkResult::timedOut) {
             sem.data.fetch_sub(kOneWaiter, std::memory_order_relaxed);
             return ETIMEDOUT;
+        }
+        if (r == arbrt::ParkResult::interrupted) {
+            // Cancellation does not return; a handler without SA_RESTART ends the wait (EINTR).
+            sem.data.fetch_sub(kOneWaiter, std::memory_order_relaxed);
+            if (deliverInterrupts()) return EINTR;
+            sem.data.fetch_add(kOneWaiter, std::memory_order_relaxed);
         }
     }
 }

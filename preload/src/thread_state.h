@@ -6,12 +6,14 @@
 #include <cstddef>
 
 #include "arbrt/thread.h"
+#include "signal_state.h"
 
 namespace arbrun {
 
 // One member per concern, each documented (with its concurrency rules) in its own header.
 struct ShimThreadState {
     unsigned char reserved[8];  // keeps the struct non-empty until the parts arrive
+    SignalThreadState signals;  // signal_state.h
 };
 static_assert(sizeof(ShimThreadState) <= arbrt::kThreadExtensionBytes,
               "the per-thread shim state must fit the runtime's extension storage");

@@ -10,9 +10,11 @@
 #include <cstring>
 
 #include "arbrt/arbrt.h"
+#include "interrupt.h"
 #include "keys.h"
 #include "real_libc.h"
 #include "shim.h"
+#include "signals.h"
 
 namespace arbrun {
 namespace {
@@ -28,6 +30,7 @@ T& tcbField(void* tcb, size_t offset) {
 struct StartInfo {
     void* (*start)(void*);
     void* arg;
+    uint64_t signalMask;  // inherited from the creator (signals.h)
 };
 
 // Every pthread-created user thread starts here. Like glibc's start_thread it provides the jump
@@ -36,8 +39,7 @@ struct StartInfo {
 void* pthreadTrampoline(void* raw) {
     const StartInfo info = *static_cast<StartInfo*>(raw);
     void* tcb = arbrt::detail::tcbOf(arbrt::self().context);
-    tcbField<int>(tcb, kCancelHandling) = 0;
-    tcbField<void*>(tcb, kCleanup) = nullptr;
+    signalThreadStart(info.signalMask);
     __pthread_unwind_buf_t unwindBuf;
     void* result;
     if (__sigsetjmp(reinterpret_cast<__jmp_buf_tag*>(unwindBuf.__cancel_jmp_buf), 0) == 0) {
@@ -51,6 +53,7 @@ void* pthreadTrampoline(void* raw) {
     // buffer still set, so a destructor that calls pthread_exit() still ends the thread here.
     runKeyDestructors();
     tcbField<void*>(tcb, kCleanupJmpBuf) = nullptr;
+    signalThreadEnd();
     return result;
 }
 
@@ -94,7 +97,11 @@ int createUserThread(const arbrt::ThreadAttributes& attributes, void* (*start)(v
     if (!context) return err;
     void* space =
         arbrt::detail::reserveClosureSpace(context, sizeof(StartInfo), alignof(StartInfo));
-    new (space) StartInfo{start, arg};
+    new (space) StartInfo{start, arg, currentSignalMask()};
+    // Reset before the thread can run: a pthread_cancel right after creation must stick.
+    void* tcb = arbrt::detail::tcbOf(context);
+    tcbField<int>(tcb, kCancelHandling) = 0;
+    tcbField<void*>(tcb, kCleanup) = nullptr;
     // Set before the thread can run: it may read the variable the caller passed.
     *thread = reinterpret_cast<pthread_t>(arbrt::detail::tcbOf(context));
     arbrt::detail::launchThread(context, attributes, pthreadTrampoline, space);
@@ -115,7 +122,13 @@ ARBRUN_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
 ARBRUN_EXPORT int pthread_join(pthread_t thread, void** result) {
     const arbrt::ThreadId id = userThread(thread);
     if (!id) return ARBRUN_REAL(pthread_join)(thread, result);
-    return arbrt::join(id, result);
+    if (!onUserThread()) return arbrt::join(id, result);
+    // A cancellation point: signals and cancellation interrupt the wait (interrupt.h).
+    for (;;) {
+        const int err = arbrt::joinInterruptible(id, result, [] { return interruptPending(); });
+        if (err != EINTR) return err;
+        deliverInterrupts();
+    }
 }
 
 ARBRUN_EXPORT int pthread_tryjoin_np(pthread_t thread, void** result) {
