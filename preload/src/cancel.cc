@@ -127,6 +127,9 @@ ARBRUN_EXPORT int pthread_cancel(pthread_t thread) {
     return 0;
 }
 
+// Also a scheduling point: programs spin on it (`for (;;) pthread_testcancel();`) waiting to be
+// cancelled, so it lets this core's other runnable threads and due timers run (the canceller may
+// be one of them); arbrt::yield() returns at once when there are none.
 ARBRUN_EXPORT void pthread_testcancel() {
     if (!onUserThread()) return ARBRUN_REAL(pthread_testcancel)();
     if (cancelActionable()) actOnCancel();
@@ -134,4 +137,5 @@ ARBRUN_EXPORT void pthread_testcancel() {
         bool restartable = true;
         deliverPendingSignals(&restartable);
     }
+    arbrt::yield();
 }

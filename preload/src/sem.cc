@@ -18,6 +18,7 @@
 #include <cstddef>
 
 #include "arbrt/arbrt.h"
+#include "cancel.h"
 #include "interrupt.h"
 #include "real_libc.h"
 #include "shim.h"
@@ -96,7 +97,7 @@ int waitSlow(Semaphore& sem, uint64_t deadlineNs) {
 // sem_wait and friends are cancellation points: honour a pending cancellation first (glibc does
 // the same), then wait.
 int wait(sem_t* s, uint64_t deadlineNs) {
-    pthread_testcancel();
+    if (cancelActionable()) actOnCancel();
     Semaphore& sem = layout(s);
     if (tryTake(sem)) return 0;
     const int err = waitSlow(sem, deadlineNs);
