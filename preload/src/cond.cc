@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "arbrt/arbrt.h"
+#include "interrupt.h"
 #include "mutex_impl.h"
 #include "real_libc.h"
 #include "shim.h"
@@ -47,11 +48,16 @@ int wait(pthread_cond_t* c, pthread_mutex_t* m, uint64_t deadlineNs) {
         waiters(c).fetch_sub(1, std::memory_order_relaxed);
         return err;
     }
-    const auto r = arbrt::park(
-        &seq, [&] { return seq.load(std::memory_order_relaxed) == observed; }, deadlineNs);
+    // A cancellation point: signals and cancellation interrupt the wait (interrupt.h).
+    const auto r = arbrt::parkInterruptible(
+        &seq, [&] { return seq.load(std::memory_order_relaxed) == observed; }, deadlineNs,
+        [] { return interruptPending(); });
     waiters(c).fetch_sub(1, std::memory_order_relaxed);
     // Re-lock even after a time-out, as POSIX requires; an error here means the mutex was misused.
     mutexLock(m, arbrt::detail::kNoDeadline);
+    // Cancellation acts with the mutex held (cleanup handlers expect it); after a handler the
+    // wait returns as a spurious wake-up.
+    if (r == arbrt::ParkResult::interrupted) deliverInterrupts();
     return r == arbrt::ParkResult::timedOut ? ETIMEDOUT : 0;
 }
 

@@ -1,14 +1,22 @@
-// Placeholder until per-user-thread signals and cancellation land: nothing ever interrupts a wait.
+// The interrupt contract (interrupt.h) on top of virtual signals (signals.h) and cancellation
+// (cancel.h).
 #include "interrupt.h"
+
+#include "cancel.h"
+#include "shim.h"
+#include "signals.h"
 
 namespace arbrun {
 
 bool interruptPending() {
-    return false;
+    return onUserThread() && (cancelActionable() || signalDeliverable());
 }
 
 bool deliverInterrupts() {
-    return false;
+    if (!onUserThread()) return false;
+    if (cancelActionable()) actOnCancel();
+    bool restartable = true;
+    return deliverPendingSignals(&restartable) > 0 && !restartable;
 }
 
 }  // namespace arbrun

@@ -18,6 +18,8 @@
 #include <cstddef>
 
 #include "arbrt/arbrt.h"
+#include "cancel.h"
+#include "interrupt.h"
 #include "real_libc.h"
 #include "shim.h"
 
@@ -76,12 +78,18 @@ int waitSlow(Semaphore& sem, uint64_t deadlineNs) {
             }
             continue;
         }
-        const auto r = arbrt::park(
+        const auto r = arbrt::parkInterruptible(
             &sem.data, [&] { return value(sem.data.load(std::memory_order_relaxed)) == 0; },
-            deadlineNs);
+            deadlineNs, [] { return interruptPending(); });
         if (r == arbrt::ParkResult::timedOut) {
             sem.data.fetch_sub(kOneWaiter, std::memory_order_relaxed);
             return ETIMEDOUT;
+        }
+        if (r == arbrt::ParkResult::interrupted) {
+            // Cancellation does not return; a handler without SA_RESTART ends the wait (EINTR).
+            sem.data.fetch_sub(kOneWaiter, std::memory_order_relaxed);
+            if (deliverInterrupts()) return EINTR;
+            sem.data.fetch_add(kOneWaiter, std::memory_order_relaxed);
         }
     }
 }
@@ -89,7 +97,7 @@ int waitSlow(Semaphore& sem, uint64_t deadlineNs) {
 // sem_wait and friends are cancellation points: honour a pending cancellation first (glibc does
 // the same), then wait.
 int wait(sem_t* s, uint64_t deadlineNs) {
-    pthread_testcancel();
+    if (cancelActionable()) actOnCancel();
     Semaphore& sem = layout(s);
     if (tryTake(sem)) return 0;
     const int err = waitSlow(sem, deadlineNs);

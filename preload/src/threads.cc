@@ -14,9 +14,11 @@
 #include "attr.h"
 #include "classes.h"
 #include "identity.h"
+#include "interrupt.h"
 #include "keys.h"
 #include "real_libc.h"
 #include "shim.h"
+#include "signals.h"
 
 namespace arbrun {
 namespace {
@@ -32,6 +34,7 @@ T& tcbField(void* tcb, size_t offset) {
 struct StartInfo {
     void* (*start)(void*);
     void* arg;
+    uint64_t signalMask;  // inherited from the creator (signals.h)
 };
 
 // Every pthread-created user thread starts here. Like glibc's start_thread it provides the jump
@@ -40,8 +43,7 @@ struct StartInfo {
 void* pthreadTrampoline(void* raw) {
     const StartInfo info = *static_cast<StartInfo*>(raw);
     void* tcb = arbrt::detail::tcbOf(arbrt::self().context);
-    tcbField<int>(tcb, kCancelHandling) = 0;
-    tcbField<void*>(tcb, kCleanup) = nullptr;
+    signalThreadStart(info.signalMask);
     __pthread_unwind_buf_t unwindBuf;
     void* result;
     if (__sigsetjmp(reinterpret_cast<__jmp_buf_tag*>(unwindBuf.__cancel_jmp_buf), 0) == 0) {
@@ -55,6 +57,7 @@ void* pthreadTrampoline(void* raw) {
     // buffer still set, so a destructor that calls pthread_exit() still ends the thread here.
     runKeyDestructors();
     tcbField<void*>(tcb, kCleanupJmpBuf) = nullptr;
+    signalThreadEnd();
     return result;
 }
 
@@ -95,7 +98,11 @@ int createWith(const arbrt::ThreadAttributes& attributes, const pthread_attr_t* 
     if (threadClass) recordThreadClass(id, *threadClass);
     void* space =
         arbrt::detail::reserveClosureSpace(context, sizeof(StartInfo), alignof(StartInfo));
-    new (space) StartInfo{start, arg};
+    new (space) StartInfo{start, arg, currentSignalMask()};
+    // Reset before the thread can run: a pthread_cancel right after creation must stick.
+    void* tcb = arbrt::detail::tcbOf(context);
+    tcbField<int>(tcb, kCancelHandling) = 0;
+    tcbField<void*>(tcb, kCleanup) = nullptr;
     // Set before the thread can run: it may read the variable the caller passed.
     *thread = reinterpret_cast<pthread_t>(arbrt::detail::tcbOf(context));
     arbrt::detail::launchThread(context, attributes, pthreadTrampoline, space);
@@ -126,7 +133,13 @@ ARBRUN_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
 ARBRUN_EXPORT int pthread_join(pthread_t thread, void** result) {
     const arbrt::ThreadId id = userThread(thread);
     if (!id) return ARBRUN_REAL(pthread_join)(thread, result);
-    return arbrt::join(id, result);
+    if (!onUserThread()) return arbrt::join(id, result);
+    // A cancellation point: signals and cancellation interrupt the wait (interrupt.h).
+    for (;;) {
+        const int err = arbrt::joinInterruptible(id, result, [] { return interruptPending(); });
+        if (err != EINTR) return err;
+        deliverInterrupts();
+    }
 }
 
 ARBRUN_EXPORT int pthread_tryjoin_np(pthread_t thread, void** result) {

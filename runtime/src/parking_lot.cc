@@ -6,6 +6,8 @@
 #include <algorithm>
 
 #include "arbrt/sync.h"
+#include "arbrt/thread.h"
+#include "arbrt/time.h"
 
 namespace arbrt {
 namespace {
@@ -59,10 +61,9 @@ void unlockPair(Bucket& a, Bucket& b) {
     if (&a != &b) b.queue.lock.unlock();
 }
 
-}  // namespace
-
-ParkResult park(const void* address, FunctionRef<bool()> validate, uint64_t deadlineNs,
-                uint32_t bitset) {
+// Shared by park() and parkInterruptible(); `interrupted` null: not interruptible.
+ParkResult parkImpl(const void* address, FunctionRef<bool()> validate, uint64_t deadlineNs,
+                    uint32_t bitset, const FunctionRef<bool()>* interrupted) {
     const auto key = reinterpret_cast<uintptr_t>(address);
     Waiter w;
     detail::initWaiter(&w);
@@ -76,8 +77,11 @@ ParkResult park(const void* address, FunctionRef<bool()> validate, uint64_t dead
     }
     b.queue.pushBack(&w);
     b.queue.lock.unlock();
-    if (detail::parkUntilWoken(&w, deadlineNs)) return ParkResult::woken;
-    // Timed out; a requeue may have moved us: lock the bucket of our current key and confirm it.
+    const bool woken = interrupted ? detail::parkUntilWokenOr(&w, deadlineNs, *interrupted)
+                                   : detail::parkUntilWoken(&w, deadlineNs);
+    if (woken) return ParkResult::woken;
+    // Timed out (or interrupted); a requeue may have moved us: lock the bucket of our current key
+    // and confirm it.
     for (;;) {
         const uintptr_t current = w.key.load(std::memory_order_acquire);
         Bucket& cb = bucketFor(current);
@@ -90,12 +94,47 @@ ParkResult park(const void* address, FunctionRef<bool()> validate, uint64_t dead
             cb.queue.remove(&w);
             w.state.store(Waiter::kTimedOut, std::memory_order_relaxed);
             cb.queue.lock.unlock();
+            // An interruption wins over a deadline that passed meanwhile: the caller acts on it.
+            if (interrupted && (*interrupted)()) return ParkResult::interrupted;
             return ParkResult::timedOut;
         }
         cb.queue.lock.unlock();
         detail::parkUntilWoken(&w, detail::kNoDeadline);  // a wake-up is already on its way
         return ParkResult::woken;
     }
+}
+
+}  // namespace
+
+namespace detail {
+
+bool parkUntilWokenOr(Waiter* w, uint64_t deadlineNs, FunctionRef<bool()> interrupted) {
+    if (!self()) return parkUntilWoken(w, deadlineNs);
+    // The waker's claimWake() store (release) pairs with this acquire; block()'s permit makes a
+    // wake-up or an interruption between the checks and block() return at once.
+    while (w->state.load(std::memory_order_acquire) == Waiter::kWaiting) {
+        if (interrupted()) return false;
+        if (deadlineNs == kNoDeadline) {
+            block();
+        } else if (nowNs() >= deadlineNs) {
+            return false;
+        } else {
+            blockUntil(deadlineNs);
+        }
+    }
+    return true;
+}
+
+}  // namespace detail
+
+ParkResult park(const void* address, FunctionRef<bool()> validate, uint64_t deadlineNs,
+                uint32_t bitset) {
+    return parkImpl(address, validate, deadlineNs, bitset, nullptr);
+}
+
+ParkResult parkInterruptible(const void* address, FunctionRef<bool()> validate, uint64_t deadlineNs,
+                             FunctionRef<bool()> interrupted, uint32_t bitset) {
+    return parkImpl(address, validate, deadlineNs, bitset, &interrupted);
 }
 
 size_t unpark(const void* address, size_t count, uint32_t bitset) {

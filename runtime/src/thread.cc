@@ -4,6 +4,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "arbrt/parking_lot.h"
 #include "arbrt/thread.h"
 #include "arbrt/time.h"
 #include "arch.h"
@@ -90,9 +91,13 @@ bool claimExited(ThreadContext* t, uint64_t exitedState, void** result) {
     return true;
 }
 
-// Waits as the registered joiner; returns 0 or ETIMEDOUT (after deregistering).
-int awaitExit(ThreadContext* t, uint32_t gen, Waiter* w, uint64_t deadlineNs) {
-    if (parkUntilWoken(w, deadlineNs)) return 0;
+// Waits as the registered joiner; returns 0 or ETIMEDOUT (after deregistering; also when
+// `interrupted`, if given, became true).
+int awaitExit(ThreadContext* t, uint32_t gen, Waiter* w, uint64_t deadlineNs,
+              bool (*interrupted)()) {
+    const bool woken =
+        interrupted ? parkUntilWokenOr(w, deadlineNs, interrupted) : parkUntilWoken(w, deadlineNs);
+    if (woken) return 0;
     uint64_t joining = packState(gen, kJoining);
     if (t->lifecycle.compare_exchange_strong(joining, packState(gen, kJoinable),
                                              std::memory_order_acq_rel)) {
@@ -103,7 +108,8 @@ int awaitExit(ThreadContext* t, uint32_t gen, Waiter* w, uint64_t deadlineNs) {
     return 0;
 }
 
-int joinImpl(ThreadId id, uint64_t deadlineNs, bool blocking, void** result) {
+int joinImpl(ThreadId id, uint64_t deadlineNs, bool blocking, void** result,
+             bool (*interrupted)() = nullptr) {
     ThreadContext* t = id.context;
     if (!t) return ESRCH;
     if (t == currentContext() && t->generation() == id.generation) return EDEADLK;
@@ -124,7 +130,9 @@ int joinImpl(ThreadId id, uint64_t deadlineNs, bool blocking, void** result) {
                                                         std::memory_order_acq_rel)) {
                     continue;
                 }
-                if (int err = awaitExit(t, id.generation, &w, deadlineNs)) return err;
+                if (int err = awaitExit(t, id.generation, &w, deadlineNs, interrupted)) {
+                    return interrupted && interrupted() ? EINTR : err;
+                }
                 s = t->lifecycle.load(std::memory_order_acquire);
                 continue;
             }
@@ -343,6 +351,20 @@ void* threadExtension(ThreadId thread) {
 void* selfExtension() {
     ThreadContext* t = currentContext();
     return t ? t->extension : nullptr;
+}
+
+int joinInterruptible(ThreadId thread, void** result, bool (*interrupted)()) {
+    return joinImpl(thread, kNoDeadline, true, result, interrupted);
+}
+
+int kernelTidOf(ThreadId thread) {
+    ThreadContext* t = thread.context;
+    if (!t || t->generation() != thread.generation) return 0;
+    // Racy snapshot by design (the thread may switch out right after): atomic loads of plain
+    // fields that only its carrier writes.
+    Carrier* c = __atomic_load_n(&t->carrier, __ATOMIC_ACQUIRE);
+    if (!c || __atomic_load_n(&c->current, __ATOMIC_ACQUIRE) != t) return 0;
+    return GlibcTcb::userThreadId(c->nativeTcb);  // the same field holds a kernel thread's tid
 }
 
 int detach(ThreadId id) {

@@ -139,3 +139,85 @@ TEST_F(ParkingLot, RequeuedWaiter_TimesOutFromItsNewAddress) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(ParkingLot, ParkInterruptible_InterruptedUnlinksAndReturns) {
+    int word = 0;
+    std::atomic<bool> stop{false};
+    std::atomic<int> result{-1};
+    arbrt::ThreadId t = arbrt::createThread([&] {
+        result = int(arbrt::parkInterruptible(
+            &word, [] { return true; }, arbrt::detail::kNoDeadline, [&] { return stop.load(); }));
+    });
+    ASSERT_TRUE(eventually([&] { return arbrt::parkedCount(&word) == 1; }));
+    stop = true;
+    arbrt::signal(t);  // whoever makes interrupted() true wakes the thread
+    EXPECT_EQ(arbrt::join(t), 0);
+    EXPECT_EQ(result.load(), int(arbrt::ParkResult::interrupted));
+    EXPECT_EQ(arbrt::parkedCount(&word), 0u);
+    EXPECT_EQ(arbrt::unpark(&word, 1), 0u);
+}
+
+TEST_F(ParkingLot, ParkInterruptible_AlreadyInterruptedDoesNotBlock) {
+    int word = 0;
+    std::atomic<int> result{-1};
+    arbrt::ThreadId t = arbrt::createThread([&] {
+        result = int(arbrt::parkInterruptible(
+            &word, [] { return true; }, arbrt::detail::kNoDeadline, [] { return true; }));
+    });
+    EXPECT_EQ(arbrt::join(t), 0);
+    EXPECT_EQ(result.load(), int(arbrt::ParkResult::interrupted));
+    EXPECT_EQ(arbrt::parkedCount(&word), 0u);
+}
+
+TEST_F(ParkingLot, ParkInterruptible_SpuriousSignalKeepsWaiting) {
+    std::atomic<int> word{0};
+    std::atomic<int> result{-1};
+    arbrt::ThreadId t = arbrt::createThread([&] {
+        result = int(arbrt::parkInterruptible(
+            &word, [&] { return word.load() == 0; }, arbrt::detail::kNoDeadline,
+            [] { return false; }));
+    });
+    ASSERT_TRUE(eventually([&] { return arbrt::parkedCount(&word) == 1; }));
+    arbrt::signal(t);  // not an interruption: it parks again
+    ASSERT_TRUE(eventually([&] { return arbrt::parkedCount(&word) == 1; }));
+    EXPECT_EQ(result.load(), -1);
+    word = 1;
+    EXPECT_EQ(arbrt::unpark(&word, 1), 1u);
+    EXPECT_EQ(arbrt::join(t), 0);
+    EXPECT_EQ(result.load(), int(arbrt::ParkResult::woken));
+}
+
+TEST_F(ParkingLot, ParkInterruptible_TimesOut) {
+    int word = 0;
+    std::atomic<int> result{-1};
+    const uint64_t deadline = arbrt::nowNs() + 200'000;
+    arbrt::ThreadId t = arbrt::createThread([&] {
+        result = int(arbrt::parkInterruptible(
+            &word, [] { return true; }, deadline, [] { return false; }));
+    });
+    EXPECT_EQ(arbrt::join(t), 0);
+    EXPECT_EQ(result.load(), int(arbrt::ParkResult::timedOut));
+    EXPECT_EQ(arbrt::parkedCount(&word), 0u);
+}
+
+TEST_F(ParkingLot, JoinInterruptible_ReturnsEintrAndStaysJoinable) {
+    std::atomic<bool> release{false}, stop{false};
+    static std::atomic<bool>* gStop;
+    gStop = &stop;
+    arbrt::ThreadId target = arbrt::createThread([&] {
+        while (!release.load()) arbrt::yield();
+    });
+    std::atomic<int> first{-1};
+    arbrt::ThreadId joiner = arbrt::createThread(
+        [&] { first = arbrt::joinInterruptible(target, nullptr, [] { return gStop->load(); }); });
+    stop = true;
+    arbrt::signal(joiner);
+    EXPECT_EQ(arbrt::join(joiner), 0);
+    EXPECT_EQ(first.load(), EINTR);
+    release = true;
+    EXPECT_EQ(arbrt::join(target), 0);  // still joinable after the interrupted join
+}
+
+}  // namespace

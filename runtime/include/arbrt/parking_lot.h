@@ -33,9 +33,10 @@ class FunctionRef<R(Args...)> {
 };
 
 enum class ParkResult {
-    woken,     // unpark()ed (or requeued and then unparked)
-    invalid,   // validate() returned false: nothing was parked
-    timedOut,  // the deadline passed first
+    woken,        // unpark()ed (or requeued and then unparked)
+    invalid,      // validate() returned false: nothing was parked
+    timedOut,     // the deadline passed first
+    interrupted,  // parkInterruptible() only: interrupted() became true while parked
 };
 
 // Under the lock of address's bucket, calls validate(); if it returns true, parks the caller (a
@@ -44,6 +45,15 @@ enum class ParkResult {
 // returns.
 ParkResult park(const void* address, FunctionRef<bool()> validate, uint64_t deadlineNs,
                 uint32_t bitset = ~0u);
+
+// Like park(), but a user thread also stops waiting (unlinked, like a time-out) when interrupted()
+// holds: it is checked once the waiter is queued, before each block and after every wake-up, so
+// whoever makes it true must then wake the thread with arbrt::signal() (its next block() returns;
+// the parking lot's own wake-ups use the same permit, so none is lost). Used by waits that signals
+// or cancellation must interrupt (condvars, semaphores, futex waits). Kernel threads that are not
+// user threads cannot be interrupted this way and wait as in park().
+ParkResult parkInterruptible(const void* address, FunctionRef<bool()> validate, uint64_t deadlineNs,
+                             FunctionRef<bool()> interrupted, uint32_t bitset = ~0u);
 
 // Wakes up to `count` waiters parked on `address` whose bitset intersects `bitset`, oldest first.
 // Returns how many were woken.
@@ -57,5 +67,13 @@ long requeue(const void* from, const void* to, size_t wakeCount, size_t requeueC
 
 // Number of waiters parked on `address` (a snapshot, for tests and statistics).
 size_t parkedCount(const void* address);
+
+namespace detail {
+struct Waiter;
+// parkUntilWoken() for a user thread that may be interrupted: returns true once `w` is woken, false
+// when the deadline passed or interrupted() holds (checked before every block; `w` may still be
+// woken later, as after a time-out). A kernel thread waits as parkUntilWoken() does.
+bool parkUntilWokenOr(Waiter* w, uint64_t deadlineNs, FunctionRef<bool()> interrupted);
+}  // namespace detail
 
 }  // namespace arbrt

@@ -119,6 +119,14 @@ int tryJoin(ThreadId thread, void** result = nullptr);
 // Join with an absolute deadline on nowNs()'s timeline: ETIMEDOUT when it passes.
 int joinUntil(ThreadId thread, uint64_t deadlineNs, void** result = nullptr);
 int detach(ThreadId thread);
+// join() for a user thread that signals or cancellation may interrupt: returns EINTR (still
+// joinable, nothing consumed) when interrupted() holds, checked before every block; whoever makes
+// it true wakes the joiner with signal(). Otherwise as join().
+int joinInterruptible(ThreadId thread, void** result, bool (*interrupted)());
+// The kernel tid of the carrier running `thread` right now, or 0 when it is not running (or the
+// handle is stale). A snapshot: the thread may switch out at once; callers that signal the carrier
+// must check on arrival which thread it runs.
+int kernelTidOf(ThreadId thread);
 
 // The calling user thread; a null handle on a kernel thread that is not a user thread.
 ThreadId self();

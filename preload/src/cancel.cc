@@ -1,0 +1,141 @@
+// pthread_cancel and pthread_testcancel for user threads (see cancel.h for the design).
+#include "cancel.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+
+#include "arbrt/arbrt.h"
+#include "real_libc.h"
+#include "shim.h"
+#include "signals.h"
+
+namespace arbrun {
+namespace {
+
+// struct pthread's cancelhandling (glibc 2.36 x86-64; pthread_testcancel reads it at 0x308) and
+// its bits: state disabled, type asynchronous, canceling, canceled, exiting, terminated.
+constexpr size_t kCancelHandling = 776;
+constexpr int kDisabled = 1, kAsync = 2, kCanceling = 4, kCanceled = 8, kExiting = 0x10,
+              kTerminated = 0x20;
+constexpr int kSigCancel = 32;  // glibc's SIGCANCEL (SIGRTMIN - 2 as glibc numbers them)
+
+std::atomic<int>& cancelWord(void* tcb) {
+    return *reinterpret_cast<std::atomic<int>*>(static_cast<char*>(tcb) + kCancelHandling);
+}
+
+void* selfTcb() {
+    return reinterpret_cast<void*>(pthread_self());  // glibc's: %fs:0x10, the user thread's TCB
+}
+
+// What glibc's pthread_testcancel compares: requested, enabled, not exiting or terminated.
+bool actionable(int word) {
+    return (word & (kDisabled | kCanceled | kExiting | kTerminated)) == kCanceled;
+}
+
+// The signal frame's return path: exactly the bytes libgcc's unwinder recognises as a signal
+// trampoline (mov $15,%rax; syscall), so forced unwinding from the handler crosses the frame.
+extern "C" void arbrun_restore_rt();
+asm(".text\n"
+    ".p2align 4\n"
+    ".type arbrun_restore_rt,@function\n"
+    "arbrun_restore_rt:\n"
+    "  movq $15, %rax\n"
+    "  syscall\n"
+    ".size arbrun_restore_rt, .-arbrun_restore_rt\n");
+
+// SIGCANCEL on a carrier: unwind the user thread running there if (and only if) it is cancelled
+// with asynchronous cancellation enabled, as glibc's sigcancel_handler does for native threads.
+// Never when interrupted inside this library (its locks may be held): the thread acts at its
+// next cancellation point instead.
+void onCancelSignal(int, siginfo_t* info, void* context) {
+    if (info->si_code != SI_TKILL || info->si_pid != getpid() || !onUserThread()) return;
+    const int word = cancelWord(selfTcb()).load(std::memory_order_acquire);
+    if (!actionable(word) || !(word & kAsync)) return;
+    const auto* uc = static_cast<const ucontext_t*>(context);
+    if (pcInLibrary(uintptr_t(uc->uc_mcontext.gregs[REG_RIP]))) return;
+    actOnCancel();
+}
+
+// The kernel's struct sigaction (glibc's sigaction() refuses SIGCANCEL, reserved for itself).
+struct KernelSigaction {
+    void (*handler)(int, siginfo_t*, void*);
+    unsigned long flags;
+    void (*restorer)();
+    uint64_t mask;
+};
+constexpr unsigned long kSaRestorer = 0x04000000;
+
+// Installed once, at the first asynchronous cancellation. SA_NODEFER with an empty mask: the
+// handler may unwind instead of returning, and must leave the carrier's mask as it was.
+void installCancelHandler() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        KernelSigaction sa{onCancelSignal, SA_SIGINFO | SA_RESTART | SA_NODEFER | kSaRestorer,
+                           arbrun_restore_rt, 0};
+        ::syscall(SYS_rt_sigaction, kSigCancel, &sa, nullptr, sizeof(uint64_t));
+    });
+}
+
+// Interrupts the carrier running `target`, if it runs now.
+void interruptCarrier(arbrt::ThreadId target) {
+    installCancelHandler();
+    if (const int tid = arbrt::kernelTidOf(target)) {
+        ::syscall(SYS_tgkill, getpid(), tid, kSigCancel);
+    }
+}
+
+}  // namespace
+
+bool cancelActionable() {
+    return actionable(cancelWord(selfTcb()).load(std::memory_order_acquire));
+}
+
+void actOnCancel() {
+    pthread_exit(PTHREAD_CANCELED);  // glibc's: stores the result and unwinds
+}
+
+}  // namespace arbrun
+
+using namespace arbrun;
+
+ARBRUN_EXPORT int pthread_cancel(pthread_t thread) {
+    const arbrt::ThreadId id = arbrt::detail::threadFromTcb(reinterpret_cast<const void*>(thread));
+    if (!id) return ARBRUN_REAL(pthread_cancel)(thread);
+    std::atomic<int>& word = cancelWord(reinterpret_cast<void*>(thread));
+    int old = word.load(std::memory_order_relaxed);
+    int now;
+    do {
+        now = old | kCanceling | kCanceled;
+        if (now == old) return 0;  // already cancelled
+    } while (!word.compare_exchange_weak(old, now, std::memory_order_acq_rel));
+    if (now & kDisabled) return 0;  // acted on when re-enabled
+    if (id == arbrt::self()) {
+        if (now & kAsync) actOnCancel();
+        return 0;
+    }
+    // Asynchronous mode (also set by glibc around the system call of its own cancellation
+    // points): interrupt it where it runs. Either way wake it if it waits in one of ours.
+    if (now & kAsync) interruptCarrier(id);
+    arbrt::signal(id);
+    return 0;
+}
+
+// Also a scheduling point: programs spin on it (`for (;;) pthread_testcancel();`) waiting to be
+// cancelled, so it lets this core's other runnable threads and due timers run (the canceller may
+// be one of them); arbrt::yield() returns at once when there are none.
+ARBRUN_EXPORT void pthread_testcancel() {
+    if (!onUserThread()) return ARBRUN_REAL(pthread_testcancel)();
+    if (cancelActionable()) actOnCancel();
+    if (signalDeliverable()) {
+        bool restartable = true;
+        deliverPendingSignals(&restartable);
+    }
+    arbrt::yield();
+}

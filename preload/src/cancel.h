@@ -1,0 +1,21 @@
+// Cancellation of user threads. The state is glibc's own: the `cancelhandling` word of the
+// target's struct pthread (our user threads have real glibc TCBs), so glibc's
+// pthread_setcancelstate, pthread_setcanceltype, pthread_exit and its cancellation points inside
+// libc (read, write, ...: they check the word) all behave as with native threads. pthread_cancel
+// sets the word and wakes the target; our own cancellation points (waits, sleeps, join, sigwait,
+// ...) call deliverInterrupts(), which acts on it through glibc's pthread_exit(PTHREAD_CANCELED)
+// (unwinding to the thread's entry trampoline: cleanup handlers and C++ destructors run).
+// Asynchronous cancellation (and glibc's own cancellation points, which run in asynchronous mode
+// around their system call) interrupts the target's carrier with SIGCANCEL; the handler acts only
+// if the user thread running there is cancelled, enabled and asynchronous, as glibc's does.
+#pragma once
+
+namespace arbrun {
+
+// True when the calling user thread has a cancellation request it must act on at a cancellation
+// point (requested, enabled, not already exiting). One load from the TCB.
+bool cancelActionable();
+// Acts on it: never returns.
+[[noreturn]] void actOnCancel();
+
+}  // namespace arbrun

@@ -1,0 +1,40 @@
+// What each user thread keeps for virtual signals (ShimThreadState::signals). Signal `n` (1..64) is
+// bit n-1 of every 64-bit set below. All-zero (the extension storage's initial state) means: no
+// signal blocked, none pending, no alternate stack, not registered; signalThreadStart() fills in
+// the mask inherited from the creator before the thread runs its start routine.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "arbrt/thread.h"
+
+namespace arbrun {
+
+struct SignalThreadState {
+    // The thread's virtual signal mask. Written only by the thread itself (pthread_sigmask,
+    // sigsuspend, handler entry/exit); read by anyone choosing a thread for a signal (seq_cst
+    // against `pending`/the process-wide pending set, so a chooser and the thread never both miss).
+    std::atomic<uint64_t> blocked;
+    // Signals directed at this thread (pthread_kill/pthread_sigqueue) not yet delivered: set by any
+    // thread, cleared by this thread when it takes one.
+    std::atomic<uint64_t> pending;
+    // Which pending signals have a queued value in the process-wide info table (pthread_sigqueue).
+    std::atomic<uint64_t> queued;
+    // While in sigwait/sigwaitinfo/sigtimedwait: the set it waits for (0 otherwise). Written by the
+    // thread, read by choosers.
+    std::atomic<uint64_t> waitingFor;
+    // sigaltstack, per thread. Written and read only by the thread itself.
+    void* altBase;
+    size_t altSize;
+    uint32_t altDisabled;  // 0 means "no alternate stack" only while altBase is null
+    uint32_t registered;   // 1 while linked in the registry (owner-only flag)
+    // The registry of live user threads (signal choosers walk it): links guarded by its lock.
+    SignalThreadState* prev;
+    SignalThreadState* next;
+    arbrt::ThreadId self;  // this thread's handle, for waking it
+};
+static_assert(sizeof(SignalThreadState) <= 96, "keep the signal state within its share");
+
+}  // namespace arbrun
