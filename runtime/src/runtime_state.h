@@ -47,6 +47,10 @@ extern RuntimeState* gRuntime;
 // the carrier whose TCB is current; null on other kernel threads.
 Carrier* currentCarrier();
 
+// Builds the runtime state and starts its carriers for validated options on a probed platform:
+// the second half of start(), and the fork child's rebuild (fork.cc). Sets gRuntime on success.
+std::optional<Error> startRuntime(const RuntimeOptions& options);
+
 // --- Clock (clock.cc).
 void calibrateClock();
 uint64_t tscToNs(uint64_t tsc);
