@@ -5,8 +5,19 @@
 //   __count  recursion depth (recursive mutexes)
 //   __owner  selfId() of the holder (all types; errorcheck/recursive rely on it)
 //   __kind   type | flags, as set by pthread_mutex_init or a static initialiser
-// Robust, priority-inheritance/protection and process-shared mutexes go to the real libc: they
-// depend on kernel futex features keyed by real thread ids.
+// Process-private robust mutexes are implemented here too (robust.h). Priority-inheritance and
+// priority-protection mutexes (PTHREAD_PRIO_INHERIT/PROTECT) keep their type's semantics and error
+// codes but change no priority: user threads have no kernel priority to boost, and glibc's PI/PP
+// code would change the carrier's (PI futexes are keyed by kernel tids, PP calls sched_setparam).
+// Their flags stay in __kind (for pthread_mutexattr round trips through glibc); the PP ceiling is
+// not kept (pthread_mutex_getprioceiling reads 0).
+// Process-shared mutexes (robust or not) go to the real libc, whose state other processes read.
+// Caveat there: glibc records the owner as the thread's id, which for a user thread is a unique
+// value >= 0x400000 within this process but not across processes, so two processes' user threads
+// may share an id (a process-shared errorcheck/recursive/robust mutex can then misattribute
+// ownership), and the kernel's robust lists are those of kernel threads: a process that dies while
+// a user thread holds a process-shared robust mutex (except a fork child's surviving thread, whose
+// TCB glibc registered) leaves it locked instead of giving the next locker EOWNERDEAD.
 #include <errno.h>
 #include <pthread.h>
 
@@ -17,13 +28,15 @@
 #include "arbrt/arbrt.h"
 #include "mutex_impl.h"
 #include "real_libc.h"
+#include "robust.h"
 #include "shim.h"
 
 namespace arbrun {
 namespace {
 
-constexpr int kTypeMask = 3;  // normal(timed) / recursive / errorcheck / adaptive
-constexpr int kPassThroughFlags = 16 | 32 | 64 | 128;  // robust, PI, PP, process-shared
+constexpr int kTypeMask = 3;            // normal(timed) / recursive / errorcheck / adaptive
+constexpr int kPassThroughFlags = 128;  // process-shared
+constexpr int kPrioInheritFlag = 32, kPrioProtectFlag = 64;
 constexpr int kSpinIterations = 100;
 
 std::atomic<int>& lockWord(pthread_mutex_t* m) {
@@ -65,6 +78,7 @@ void release(pthread_mutex_t* m) {
 
 // Type-specific checks around acquire(): recursion, self-deadlock.
 int lockTyped(pthread_mutex_t* m, int kind, uint64_t deadlineNs, bool tryOnly) {
+    if (kind & kRobustFlag) return robustLock(m, kind, deadlineNs, tryOnly);
     const int self = selfId();
     const int type = kind & kTypeMask;
     if (type == PTHREAD_MUTEX_RECURSIVE && m->__data.__owner == self) {
@@ -102,6 +116,7 @@ int mutexLock(pthread_mutex_t* m, uint64_t deadlineNs) {
 int mutexUnlock(pthread_mutex_t* m) {
     const int kind = kindOf(m);
     if (kind < 0) return EINVAL;
+    if (kind & kRobustFlag) return robustUnlock(m, kind);
     const int type = kind & kTypeMask;
     if (type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK) {
         if (m->__data.__owner != selfId() || lockWord(m).load(std::memory_order_relaxed) == 0) {
@@ -128,18 +143,21 @@ ARBRUN_EXPORT int pthread_mutex_init(pthread_mutex_t* m, const pthread_mutexattr
         pthread_mutexattr_getrobust(attr, &robust);
         pthread_mutexattr_getprotocol(attr, &protocol);
     }
-    if (pshared == PTHREAD_PROCESS_SHARED || robust == PTHREAD_MUTEX_ROBUST ||
-        protocol != PTHREAD_PRIO_NONE) {
+    if (pshared == PTHREAD_PROCESS_SHARED) {
         return ARBRUN_REAL(pthread_mutex_init)(m, attr);  // glibc encodes the flags in __kind
     }
     std::memset(m, 0, sizeof *m);
-    m->__data.__kind = type;
+    m->__data.__kind = type | (robust == PTHREAD_MUTEX_ROBUST ? kRobustFlag : 0) |
+                       (protocol == PTHREAD_PRIO_INHERIT ? kPrioInheritFlag : 0) |
+                       (protocol == PTHREAD_PRIO_PROTECT ? kPrioProtectFlag : 0);
     return 0;
 }
 
 ARBRUN_EXPORT int pthread_mutex_destroy(pthread_mutex_t* m) {
     if (mutexPassesThrough(m)) return ARBRUN_REAL(pthread_mutex_destroy)(m);
-    if (lockWord(m).load(std::memory_order_relaxed) != 0) return EBUSY;
+    // Like glibc: a robust mutex is never EBUSY (its owner may have died holding it).
+    if (!(kindOf(m) & kRobustFlag) && lockWord(m).load(std::memory_order_relaxed) != 0)
+        return EBUSY;
     __atomic_store_n(&m->__data.__kind, -1, __ATOMIC_RELAXED);  // like glibc: later use is EINVAL
     return 0;
 }

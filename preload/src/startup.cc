@@ -18,6 +18,7 @@
 #include "arbconfig/config.h"
 #include "arbrt/arbrt.h"
 #include "arbrt/host.h"
+#include "fork.h"
 #include "real_libc.h"
 #include "shim.h"
 
@@ -196,10 +197,15 @@ int mainTrampoline(int argc, char** argv, char** envp) {
 }
 
 __attribute__((constructor(101))) void onLoad() {
+    installForkHandlers();  // first of all handlers: see fork.h
     ensureStarted();
 }
 
 }  // namespace
+
+int forkChildCores() {
+    return gArbiter ? 1 : 0;  // 0: as many as the parent's runtime
+}
 
 Mode ensureStarted() {
     const int mode = gMode.load(std::memory_order_acquire);

@@ -68,10 +68,13 @@ size_t sharedLimit() {
 // Releases the stack and TCB of a context that will sit in the pool bare.
 void strip(ThreadContext* t) {
     unmapStack(&t->stack);
-    if (t->tcb) {
-        GlibcTcb::deallocate(t->tcb);
-        t->tcb = nullptr;
-    }
+    // Detached from the context under the pool lock, freed after: forEachContextLocked() callers
+    // (dlopen's TLS propagation) never write into a freed TCB.
+    gShared.lock.lock();
+    void* tcb = t->tcb;
+    t->tcb = nullptr;
+    gShared.lock.unlock();
+    if (tcb) GlibcTcb::deallocate(tcb);
 }
 
 void pushShared(ThreadContext* t) {
@@ -165,6 +168,20 @@ void flushCache(ContextCache* cache) {
         pushShared(t);
     }
     cache->count = 0;
+}
+
+void lockContextPool() {
+    gShared.lock.lock();
+}
+
+void unlockContextPool() {
+    gShared.lock.unlock();
+}
+
+void forEachContextLocked(void (*fn)(ThreadContext*, void*), void* arg) {
+    for (Slab* slab = gSlabs; slab; slab = slab->next) {
+        for (size_t i = 0; i < slab->used; ++i) fn(&slab->contexts[i], arg);
+    }
 }
 
 }  // namespace arbrt::detail

@@ -36,4 +36,13 @@ ThreadContext* contextAtSlot(uint32_t slot);
 // Moves every cached context of `cache` to the shared pool (when the runtime stops).
 void flushCache(ContextCache* cache);
 
+// --- Iteration and fork support (fork.cc, glibc_tcb.cc). While the pool lock is held no context
+// is made and no pooled TCB is freed (strip() clears `tcb` under it), so a TCB read under the lock
+// stays valid until unlock.
+void lockContextPool();
+void unlockContextPool();
+// Calls fn(t, arg) for every context ever made (live, exited, cached or pooled). Caller holds the
+// pool lock; fn must not take it.
+void forEachContextLocked(void (*fn)(ThreadContext*, void*), void* arg);
+
 }  // namespace arbrt::detail

@@ -12,9 +12,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
+#include "arbrt/sync.h"
 #include "arch.h"
+#include "context_pool.h"
 
 extern "C" {
 extern const unsigned int __rseq_size;
@@ -34,12 +37,23 @@ constexpr size_t kSpecificUsed = 1552, kStackBlock = 1680, kStackBlockSize = 168
                  kGuardSize = 1696;
 constexpr size_t kSpecificBlocks = 32, kKeyDataSize = 16;
 
-// One static TLS block to re-initialise on reuse: lives at tp - offset.
+// One module's block in every static TLS area: lives at tp - offset. `image` is a private copy of
+// the initialisation image (dlclose may unmap the module's own), `key` identifies the module
+// (its PT_TLS image address in memory) and `generation` is the list generation that added it.
 struct StaticTlsModule {
     size_t offset;
     const void* image;
     size_t fileSize;
     size_t memSize;
+    const void* key;
+    uint64_t generation;
+};
+
+// An immutable list of static TLS modules. Published through gStaticTls (release/acquire); a list
+// is never freed once published (readers hold no lock; lists change only at dlopen/dlclose).
+struct StaticTlsList {
+    std::vector<StaticTlsModule> modules;
+    uint64_t generation = 0;
 };
 
 // Written once by probe() before any carrier exists; read-only afterwards. constinit: probe() may
@@ -49,11 +63,20 @@ struct Layout {
     void (*deallocateTls)(void*, bool) = nullptr;
     void (*callTlsDtors)() = nullptr;
     void (*ctypeInit)() = nullptr;
+    void* (*tlsGetAddr)(void*) = nullptr;
+    void (*staticTlsInfo)(size_t*, size_t*) = nullptr;
     uintptr_t sysinfo = 0, stackGuard = 0, pointerGuard = 0;
     uint32_t feature1 = 0;
-    std::vector<StaticTlsModule> modulesToReset;  // every static TLS module but libc's
 };
 constinit Layout gLayout;
+constinit std::atomic<const StaticTlsList*> gStaticTls{nullptr};
+// Serialises rescans (refreshStaticTls) and is held across fork (prepareFork).
+constinit SpinLock gStaticTlsLock;
+
+// A TCB header word glibc 2.36 leaves unused (tcbhead_t::__glibc_unused2, after the runtime's two
+// slots in arch.h; checked zero at start-up): the generation of the static TLS list this TCB's
+// static block holds.
+constexpr size_t kTlsGenerationSlot = 144;
 
 std::atomic<int32_t> gNextUserTid{0x400000};
 
@@ -98,7 +121,8 @@ bool checkLayout(std::string* why) {
         *why = "the thread pointer does not point at a glibc TCB";
         return false;
     }
-    if (field<void*>(tp, kUserThreadSlot) || field<void*>(tp, kCarrierSlot)) {
+    if (field<void*>(tp, kUserThreadSlot) || field<void*>(tp, kCarrierSlot) ||
+        field<void*>(tp, kTlsGenerationSlot)) {
         *why = "the TCB words arbrun uses are not free in this glibc";
         return false;
     }
@@ -114,30 +138,94 @@ bool resolvePrivateSymbols(std::string* why) {
         reinterpret_cast<void (*)()>(dlvsym(RTLD_DEFAULT, "__call_tls_dtors", "GLIBC_PRIVATE"));
     gLayout.ctypeInit =
         reinterpret_cast<void (*)()>(dlvsym(RTLD_DEFAULT, "__ctype_init", "GLIBC_PRIVATE"));
+    gLayout.tlsGetAddr = reinterpret_cast<void* (*)(void*)>(dlsym(RTLD_DEFAULT, "__tls_get_addr"));
+    gLayout.staticTlsInfo = reinterpret_cast<void (*)(size_t*, size_t*)>(
+        dlvsym(RTLD_DEFAULT, "_dl_get_tls_static_info", "GLIBC_PRIVATE"));
     if (!gLayout.allocateTls || !gLayout.deallocateTls || !gLayout.callTlsDtors ||
-        !gLayout.ctypeInit) {
+        !gLayout.ctypeInit || !gLayout.tlsGetAddr || !gLayout.staticTlsInfo) {
         *why =
-            "glibc's private TLS entry points (_dl_allocate_tls, __call_tls_dtors, __ctype_init) "
-            "are missing";
+            "glibc's private TLS entry points (_dl_allocate_tls, __call_tls_dtors, __ctype_init, "
+            "__tls_get_addr, _dl_get_tls_static_info) are missing";
         return false;
     }
     return true;
 }
 
-// dl_iterate_phdr callback: records each module with TLS in the calling thread's static TLS.
-int collectStaticTls(dl_phdr_info* info, size_t, void* out) {
-    auto* modules = static_cast<std::vector<StaticTlsModule>*>(out);
+// What a scan of the loaded modules sees: the previous list (modules already known keep their
+// entry) and the list being built.
+struct Scan {
+    const StaticTlsList* previous;
+    StaticTlsList* next;
+    bool added = false;
+};
+
+const StaticTlsModule* findModule(const StaticTlsList* list, const void* key) {
+    if (!list) return nullptr;
+    for (const StaticTlsModule& m : list->modules) {
+        if (m.key == key) return &m;
+    }
+    return nullptr;
+}
+
+// The calling thread's block of module `modid`, allocating or linking it as a TLS access would.
+void* blockOf(dl_phdr_info* info) {
+    if (info->dlpi_tls_data) return info->dlpi_tls_data;
+    struct {
+        unsigned long module, offset;
+    } index{info->dlpi_tls_modid, 0};
+    return gLayout.tlsGetAddr(&index);
+}
+
+// dl_iterate_phdr callback: records each module whose TLS lies in the static TLS block.
+int collectStaticTls(dl_phdr_info* info, size_t, void* raw) {
+    auto* scan = static_cast<Scan*>(raw);
     for (int i = 0; i < info->dlpi_phnum; ++i) {
         const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-        if (ph.p_type != PT_TLS || !info->dlpi_tls_data) continue;
+        if (ph.p_type != PT_TLS || info->dlpi_tls_modid == 0) continue;
         if (std::strstr(info->dlpi_name, "/libc.so.6")) continue;  // kept across reuse, see header
-        auto tp = reinterpret_cast<uintptr_t>(threadPointer());
-        auto data = reinterpret_cast<uintptr_t>(info->dlpi_tls_data);
-        if (data >= tp) continue;  // not in the static block (x86-64 TLS lies below tp)
-        modules->push_back({tp - data, reinterpret_cast<const void*>(info->dlpi_addr + ph.p_vaddr),
-                            ph.p_filesz, ph.p_memsz});
+        const auto* key = reinterpret_cast<const void*>(info->dlpi_addr + ph.p_vaddr);
+        if (const StaticTlsModule* known = findModule(scan->previous, key)) {
+            scan->next->modules.push_back(*known);
+            continue;
+        }
+        size_t staticSize = 0, staticAlign = 0;
+        gLayout.staticTlsInfo(&staticSize, &staticAlign);
+        const auto tp = reinterpret_cast<uintptr_t>(threadPointer());
+        const auto data = reinterpret_cast<uintptr_t>(blockOf(info));
+        if (data >= tp || data < tp - staticSize) continue;  // dynamic TLS: the DTV handles it
+        auto* image = new char[ph.p_filesz ? ph.p_filesz : 1];
+        std::memcpy(image, key, ph.p_filesz);
+        scan->next->modules.push_back(
+            {tp - data, image, ph.p_filesz, ph.p_memsz, key, scan->next->generation});
+        scan->added = true;
     }
     return 0;
+}
+
+void copyModule(void* tcb, const StaticTlsModule& m) {
+    auto* block = reinterpret_cast<char*>(reinterpret_cast<uintptr_t>(tcb) - m.offset);
+    std::memcpy(block, m.image, m.fileSize);
+    std::memset(block + m.fileSize, 0, m.memSize - m.fileSize);
+}
+
+std::atomic_ref<uint64_t> tlsGenerationOf(void* tcb) {
+    return std::atomic_ref<uint64_t>(field<uint64_t>(tcb, kTlsGenerationSlot));
+}
+
+// Brings `tcb` up to `list`: copies the modules added after the generation it holds. The CAS makes
+// exactly one caller (a rescan or the thread's own start) copy each module into a given TCB.
+void catchUp(void* tcb, const StaticTlsList* list) {
+    if (!list) return;
+    std::atomic_ref<uint64_t> held = tlsGenerationOf(tcb);
+    uint64_t old = held.load(std::memory_order_acquire);
+    while (old < list->generation) {
+        if (held.compare_exchange_weak(old, list->generation, std::memory_order_acq_rel)) {
+            for (const StaticTlsModule& m : list->modules) {
+                if (m.generation > old) copyModule(tcb, m);
+            }
+            return;
+        }
+    }
 }
 
 }  // namespace
@@ -149,13 +237,22 @@ bool GlibcTcb::probe(std::string* why) {
     gLayout.stackGuard = field<uintptr_t>(tp, kStackGuard);
     gLayout.pointerGuard = field<uintptr_t>(tp, kPointerGuard);
     gLayout.feature1 = field<uint32_t>(tp, kFeature1);
-    gLayout.modulesToReset.clear();
-    dl_iterate_phdr(collectStaticTls, &gLayout.modulesToReset);
+    if (!gStaticTls.load(std::memory_order_acquire)) {
+        auto* list = new StaticTlsList;
+        Scan scan{nullptr, list};
+        dl_iterate_phdr(collectStaticTls, &scan);
+        gStaticTls.store(list, std::memory_order_release);
+    }
     return true;
 }
 
 void* GlibcTcb::allocate() {
-    return gLayout.allocateTls(nullptr);
+    // The generation is read first: glibc initialises every module it knows at allocation, which
+    // includes at least those of this list (a later rescan then copies what may be missing).
+    const StaticTlsList* list = gStaticTls.load(std::memory_order_acquire);
+    void* tcb = gLayout.allocateTls(nullptr);
+    if (tcb && list) tlsGenerationOf(tcb).store(list->generation, std::memory_order_release);
+    return tcb;
 }
 
 void GlibcTcb::deallocate(void* tcb) {
@@ -197,11 +294,13 @@ void GlibcTcb::prepare(void* tcb, ThreadContext* context, void* stackLow, size_t
 }
 
 void GlibcTcb::resetForReuse(void* tcb) {
-    auto tp = reinterpret_cast<uintptr_t>(tcb);
-    for (const StaticTlsModule& m : gLayout.modulesToReset) {
-        auto* block = reinterpret_cast<char*>(tp - m.offset);
-        std::memcpy(block, m.image, m.fileSize);
-        std::memset(block + m.fileSize, 0, m.memSize - m.fileSize);
+    if (const StaticTlsList* list = gStaticTls.load(std::memory_order_acquire)) {
+        for (const StaticTlsModule& m : list->modules) copyModule(tcb, m);
+        std::atomic_ref<uint64_t> held = tlsGenerationOf(tcb);
+        uint64_t old = held.load(std::memory_order_relaxed);
+        while (old < list->generation &&
+               !held.compare_exchange_weak(old, list->generation, std::memory_order_acq_rel)) {
+        }
     }
     if (field<bool>(tcb, kSpecificUsed)) {
         // glibc pthread keys set by the previous occupant (without the preload layer): drop them.
@@ -216,6 +315,7 @@ void GlibcTcb::resetForReuse(void* tcb) {
 }
 
 void GlibcTcb::resetLibcState(bool reused) {
+    catchUp(threadPointer(), gStaticTls.load(std::memory_order_acquire));
     if (!reused) {
         gLayout.ctypeInit();
         return;
@@ -228,8 +328,50 @@ void GlibcTcb::runTlsDestructors() {
     gLayout.callTlsDtors();
 }
 
+void GlibcTcb::refreshStaticTls() {
+    std::lock_guard<SpinLock> guard(gStaticTlsLock);
+    const StaticTlsList* previous = gStaticTls.load(std::memory_order_acquire);
+    if (!previous) return;  // not probed: no user thread exists
+    auto* next = new StaticTlsList;
+    next->generation = previous->generation + 1;
+    Scan scan{previous, next};
+    dl_iterate_phdr(collectStaticTls, &scan);
+    if (!scan.added) {
+        next->generation = previous->generation;
+        if (next->modules.size() == previous->modules.size()) {
+            delete next;  // nothing loaded or unloaded
+            return;
+        }
+    }
+    gStaticTls.store(next, std::memory_order_release);  // `previous` stays: readers may hold it
+    if (!scan.added) return;
+    lockContextPool();
+    forEachContextLocked(
+        [](ThreadContext* t, void* list) {
+            if (t->tcb) catchUp(t->tcb, static_cast<const StaticTlsList*>(list));
+        },
+        next);
+    unlockContextPool();
+}
+
+void GlibcTcb::lockStaticTls() {
+    gStaticTlsLock.lock();
+}
+
+void GlibcTcb::unlockStaticTls() {
+    gStaticTlsLock.unlock();
+}
+
 int32_t GlibcTcb::userThreadId(void* tcb) {
     return field<int32_t>(tcb, kTid);
 }
 
 }  // namespace arbrt::detail
+
+namespace arbrt {
+
+void refreshStaticTls() {
+    detail::GlibcTcb::refreshStaticTls();
+}
+
+}  // namespace arbrt

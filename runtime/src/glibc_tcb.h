@@ -30,14 +30,29 @@ class GlibcTcb {
     // [stackLow, stackLow + stackSize) whose lowest `guardSize` bytes are the guard page.
     static void prepare(void* tcb, ThreadContext* context, void* stackLow, size_t stackSize,
                         size_t guardSize);
-    // Restores a pooled TCB's static TLS to the TLS images for its next thread. libc's own block is
+    // Restores a pooled TCB's static TLS to the TLS images (start-up modules and any loaded later)
+    // for its next thread. libc's own block is
     // kept: it holds the malloc cache and arena that only glibc-internal functions could release
     // (resetting it would leak them); its user-visible parts (errno, locale) are reset by
     // resetLibcState() instead.
     static void resetForReuse(void* tcb);
     // Runs on the new thread (its TCB current): ctype tables for a fresh TCB; errno = 0 and the
-    // global locale for a reused one (its libc block still holds the previous thread's values).
+    // global locale for a reused one (its libc block still holds the previous thread's values);
+    // static TLS of libraries loaded since its TCB was initialised.
     static void resetLibcState(bool reused);
+
+    // Static TLS of libraries loaded after start-up (dlopen of initial-exec TLS): glibc initialises
+    // it only in the threads it knows. Rescans the loaded modules; each one new since the last scan
+    // whose TLS lies in the static block gets its image copied (bss zeroed) into every user TCB
+    // (live, starting, pooled); unloaded ones are forgotten. Call after dlopen/dlmopen/dlclose.
+    // Each TCB carries the generation of the module list it holds (a header word glibc leaves
+    // unused), updated by CAS, so a TCB is initialised once per new module even when a thread
+    // starts while a scan runs. Limitation: a module constructor's writes to its own initial-exec
+    // TLS in the thread that called dlopen are overwritten by the image (we copy after dlopen).
+    static void refreshStaticTls();
+    // Fork: the lock refreshStaticTls() holds (taken before the context pool's).
+    static void lockStaticTls();
+    static void unlockStaticTls();
     // Runs the thread's C++ thread_local destructors; on the exiting thread, its TCB current.
     static void runTlsDestructors();
     // Where glibc keeps a thread's unique id (never a real tid: >= 0x400000 > PID_MAX_LIMIT).

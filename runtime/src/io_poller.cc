@@ -192,6 +192,12 @@ int parkForGroup(WaitGroup& group, uint64_t deadlineNs, bool (*interrupted)()) {
 }  // namespace
 
 bool startPoller() {
+    if (gPoller) {  // a fork child rebuilding the runtime: the parent's poller thread is gone
+        close(gPoller->epfd);
+        close(gPoller->stopFd);
+        delete gPoller;
+        gPoller = nullptr;
+    }
     auto p = std::make_unique<Poller>();
     p->epfd = epoll_create1(EPOLL_CLOEXEC);
     p->stopFd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

@@ -4,6 +4,9 @@
 #include "arbrt/parking_lot.h"
 
 #include <algorithm>
+#include <new>
+
+#include "arbrt/fork.h"
 
 #include "arbrt/sync.h"
 #include "arbrt/thread.h"
@@ -184,6 +187,13 @@ long requeue(const void* from, const void* to, size_t wakeCount, size_t requeueC
     if (n == kBatch && wakeCount > kBatch) extra = unpark(from, wakeCount - kBatch);
     return long(n + extra + moved);
 }
+
+namespace detail {
+void resetParkingLotAfterFork() {
+    // Placement-new over each bucket: its lock may be held by a carrier that does not exist here.
+    for (Bucket& b : gBuckets) new (&b) Bucket();
+}
+}  // namespace detail
 
 size_t parkedCount(const void* address) {
     const auto key = reinterpret_cast<uintptr_t>(address);

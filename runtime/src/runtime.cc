@@ -98,19 +98,8 @@ int hostJoinThread(pthread_t thread) {
     return gHost.join(thread, nullptr);
 }
 
-}  // namespace detail
-
-using namespace detail;
-
-std::optional<Error> start(const RuntimeOptions& options) {
-    if (gRuntime) return Error{Errc::alreadyRunning, "the arbrt runtime is already running"};
-    if (auto err = validate(options)) return err;
-    std::string why;
-    if (!GlibcTcb::probe(&why)) return Error{Errc::unsupportedPlatform, why};
-    gHaveFsgsbase = (getauxval(AT_HWCAP2) & 2) != 0;  // HWCAP2_FSGSBASE
-    calibrateClock();
-    installOverflowHandler();
-
+// Builds the state and starts the carriers; the options are valid and the platform probed.
+std::optional<Error> startRuntime(const RuntimeOptions& options) {
     auto* rt = new RuntimeState;
     rt->options = options;
     rt->numCores = options.numCores ? options.numCores : cpusInAffinity();
@@ -150,6 +139,21 @@ std::optional<Error> start(const RuntimeOptions& options) {
         }
     }
     return std::nullopt;
+}
+
+}  // namespace detail
+
+using namespace detail;
+
+std::optional<Error> start(const RuntimeOptions& options) {
+    if (gRuntime) return Error{Errc::alreadyRunning, "the arbrt runtime is already running"};
+    if (auto err = validate(options)) return err;
+    std::string why;
+    if (!GlibcTcb::probe(&why)) return Error{Errc::unsupportedPlatform, why};
+    gHaveFsgsbase = (getauxval(AT_HWCAP2) & 2) != 0;  // HWCAP2_FSGSBASE
+    calibrateClock();
+    installOverflowHandler();
+    return startRuntime(options);
 }
 
 bool stop() {

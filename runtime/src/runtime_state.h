@@ -66,6 +66,10 @@ Carrier* currentCarrier();
 int hostCreateThread(pthread_t* thread, void* (*fn)(void*), void* arg);
 int hostJoinThread(pthread_t thread);
 
+// Builds the runtime state and starts its carriers for validated options on a probed platform:
+// the second half of start(), and the fork child's rebuild (fork.cc). Sets gRuntime on success.
+std::optional<Error> startRuntime(const RuntimeOptions& options);
+
 // --- Clock (clock.cc).
 void calibrateClock();
 uint64_t tscToNs(uint64_t tsc);

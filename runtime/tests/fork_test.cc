@@ -1,0 +1,95 @@
+// fork() with the runtime running: the child rebuilds it around the forking thread (arbrt/fork.h).
+// Each child reports through its exit status; the parent checks it with waitpid.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <arbrt/fork.h>
+
+#include <cerrno>
+
+#include "test_util.h"
+
+namespace {
+
+using ForkTest = arbrt_test::RuntimeTest<2>;
+
+// fork() wrapped in the hooks the way the preload's atfork handlers do it.
+pid_t forkWithRuntime(int childCores) {
+    arbrt::prepareFork();
+    const pid_t pid = fork();
+    if (pid == 0) {
+        if (arbrt::childAfterFork(childCores)) _exit(90);
+    } else {
+        arbrt::parentAfterFork();
+    }
+    return pid;
+}
+
+int exitStatusOf(pid_t pid) {
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + status;
+}
+
+// Runs in the child: threads, a contended mutex, a sleep, joins; returns an exit status.
+int exerciseChild(arbrt::ThreadId parentThread) {
+    if (!arbrt::isRunning() || !arbrt::self()) return 10;
+    if (arbrt::numCores() != 1) return 11;
+    // A thread of the parent does not exist here: its handle is stale.
+    if (arbrt::join(parentThread) != ESRCH) return 12;
+    arbrt::Mutex mutex;
+    long counter = 0;
+    arbrt::ThreadId threads[8];
+    for (auto& t : threads) {
+        t = arbrt::createThread([&] {
+            for (int i = 0; i < 1000; ++i) {
+                mutex.lock();
+                ++counter;
+                mutex.unlock();
+                if (i % 100 == 0) arbrt::yield();
+            }
+        });
+        if (!t) return 13;
+    }
+    for (auto& t : threads) {
+        if (arbrt::join(t) != 0) return 14;
+    }
+    if (counter != 8000) return 15;
+    const uint64_t before = arbrt::nowNs();
+    arbrt::sleepFor(arbrt_test::kMillisecond);
+    if (arbrt::nowNs() - before < arbrt_test::kMillisecond) return 16;
+    return 0;
+}
+
+TEST_F(ForkTest, ChildAfterFork_UserThreadContinuesOnNewRuntime) {
+    // A parent thread parked for the whole test: the child must never run it.
+    arbrt::Semaphore parked;
+    arbrt::ThreadId sleeper = arbrt::createThread([&] { parked.wait(); });
+    ASSERT_TRUE(sleeper);
+    int status = -1;
+    arbrt::ThreadId forker = arbrt::createThread([&] {
+        const pid_t pid = forkWithRuntime(1);
+        if (pid == 0) _exit(exerciseChild(sleeper));
+        status = exitStatusOf(pid);
+    });
+    ASSERT_TRUE(forker);
+    ASSERT_EQ(arbrt::join(forker), 0);
+    EXPECT_EQ(status, 0);
+    parked.post();
+    ASSERT_EQ(arbrt::join(sleeper), 0);
+}
+
+TEST_F(ForkTest, ChildAfterFork_KernelThreadCreatesUserThreads) {
+    const pid_t pid = forkWithRuntime(2);
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        if (arbrt::self() || arbrt::numCores() != 2) _exit(20);
+        int value = 0;
+        arbrt::ThreadId t = arbrt::createThread([&] { value = 42; });
+        if (!t || arbrt::join(t) != 0 || value != 42) _exit(21);
+        _exit(0);
+    }
+    EXPECT_EQ(exitStatusOf(pid), 0);
+}
+
+}  // namespace
