@@ -98,36 +98,37 @@ ARBRUN_EXPORT int sendmmsg(int fd, mmsghdr* v, unsigned n, int flags) {
     return ARBRUN_BLOCKING(sendmmsg, fd, v, n, flags);
 }
 
+namespace {
+
+// open's third argument exists only when the flags create a file; reading it otherwise would read
+// whatever the caller left in the register.
+mode_t modeArgument(int flags, va_list ap) {
+    return (flags & (O_CREAT | __O_TMPFILE)) ? va_arg(ap, mode_t) : 0;
+}
+
+}  // namespace
+
 // Opening a FIFO blocks until the other end opens; everything else returns at once.
 ARBRUN_EXPORT int open(const char* path, int flags, ...) {
-    mode_t mode = 0;
-    if (flags & (O_CREAT | __O_TMPFILE)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = va_arg(ap, mode_t);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, flags);
+    const mode_t mode = modeArgument(flags, ap);
+    va_end(ap);
     return ARBRUN_BLOCKING(open, path, flags, mode);
 }
 
 ARBRUN_EXPORT int open64(const char* path, int flags, ...) {
-    mode_t mode = 0;
-    if (flags & (O_CREAT | __O_TMPFILE)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = va_arg(ap, mode_t);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, flags);
+    const mode_t mode = modeArgument(flags, ap);
+    va_end(ap);
     return ARBRUN_BLOCKING(open64, path, flags, mode);
 }
 
 ARBRUN_EXPORT int openat(int dir, const char* path, int flags, ...) {
-    mode_t mode = 0;
-    if (flags & (O_CREAT | __O_TMPFILE)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = va_arg(ap, mode_t);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, flags);
+    const mode_t mode = modeArgument(flags, ap);
+    va_end(ap);
     return ARBRUN_BLOCKING(openat, dir, path, flags, mode);
 }

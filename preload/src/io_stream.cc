@@ -26,6 +26,28 @@ bool readyNow(int fd, short events) {
     return ARBRUN_REAL(poll)(&p, 1, 0) != 0;
 }
 
+// What a call that would block does after waiting for its descriptor.
+enum class AfterWait { retry, fail, block };
+
+// Maps a wait's outcome to the next step; on `fail` errno is set as natively: EAGAIN for an expired
+// SO_RCVTIMEO/SO_SNDTIMEO, EINTR when a handler without SA_RESTART ran (or cancellation acted).
+AfterWait afterWait(WaitOutcome outcome) {
+    switch (outcome) {
+        case WaitOutcome::ready:
+            return AfterWait::retry;
+        case WaitOutcome::timedOut:
+            errno = EAGAIN;
+            return AfterWait::fail;
+        case WaitOutcome::interrupted:
+            if (!deliverInterrupts()) return AfterWait::retry;
+            errno = EINTR;
+            return AfterWait::fail;
+        case WaitOutcome::unsupported:
+            break;
+    }
+    return AfterWait::block;
+}
+
 // The common shape of read-like and write-like calls on descriptors of unknown kind: look, wait
 // for readiness if the call would block, then make the call (bracketed: it may still block).
 template <typename Call>
@@ -36,19 +58,12 @@ ssize_t whenReady(int fd, bool writing, Call&& call) {
     for (;;) {
         if (readyNow(fd, pollEvents) || isNonBlocking(fd)) return blockingCall(call);
         if (deadline == 0) deadline = socketDeadline(fd, writing);
-        switch (waitForFd(fd, epollEvents, deadline)) {
-            case WaitOutcome::ready:
+        switch (afterWait(waitForFd(fd, epollEvents, deadline))) {
+            case AfterWait::retry:
                 continue;
-            case WaitOutcome::timedOut:
-                errno = EAGAIN;  // what an expired SO_RCVTIMEO/SO_SNDTIMEO reports
+            case AfterWait::fail:
                 return -1;
-            case WaitOutcome::interrupted:
-                if (deliverInterrupts()) {
-                    errno = EINTR;
-                    return -1;
-                }
-                continue;
-            case WaitOutcome::unsupported:
+            case AfterWait::block:
                 return blockingCall(call);
         }
     }
@@ -68,19 +83,12 @@ ssize_t socketCall(int fd, int flags, bool sending, Call&& call) {
         const ssize_t r = call(flags | MSG_DONTWAIT);
         if (!wouldBlock(r) || (flags & MSG_DONTWAIT) || isNonBlocking(fd)) return r;
         if (deadline == 0) deadline = socketDeadline(fd, sending);
-        switch (waitForFd(fd, sending ? EPOLLOUT : EPOLLIN, deadline)) {
-            case WaitOutcome::ready:
+        switch (afterWait(waitForFd(fd, sending ? EPOLLOUT : EPOLLIN, deadline))) {
+            case AfterWait::retry:
                 continue;
-            case WaitOutcome::timedOut:
-                errno = EAGAIN;
+            case AfterWait::fail:
                 return -1;
-            case WaitOutcome::interrupted:
-                if (deliverInterrupts()) {
-                    errno = EINTR;
-                    return -1;
-                }
-                continue;
-            case WaitOutcome::unsupported:
+            case AfterWait::block:
                 return blockingCall([&] { return call(flags); });
         }
     }

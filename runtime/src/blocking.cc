@@ -112,18 +112,12 @@ void monitorSleep(uint64_t ns) {
 // running it to leave (it looks at lendBack at its next switch or dispatcher pass), or is handed it
 // by the monitor if that spare blocks in the kernel itself.
 void reclaimCore(Carrier* owner) {
-    RuntimeState& rt = *gRuntime;
     Core* core = owner->core;
     core->lendBack.store(1, std::memory_order_release);
     wakeCarrier(core);  // the spare may sleep idle or parked
-    while (core->lent.load(std::memory_order_acquire) != 0) {
-        timespec ts{0, 1'000'000};  // stop() is the only other way out; look at it now and then
-        futexWait(&core->lent, 1, &ts);
-        if (rt.stopping.load(std::memory_order_acquire) &&
-            core->lent.load(std::memory_order_acquire) != 0) {
-            continue;  // the spare leaves on stop too
-        }
-    }
+    // Whoever clears `lent` wakes us: the spare leaving (also on stop) or the monitor handing the
+    // core back while that spare is blocked.
+    while (core->lent.load(std::memory_order_acquire) != 0) futexWait(&core->lent, 1, nullptr);
     core->lendBack.store(0, std::memory_order_relaxed);
     core->carrier.store(owner, std::memory_order_release);
 }
