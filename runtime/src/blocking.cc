@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <vector>
 
 #include "arbrt/io.h"
 #include "arch.h"
@@ -74,16 +75,62 @@ bool lendCore(Core* core, Carrier* runner, uint64_t since) {
     return true;
 }
 
+// How long a core's runner may go without switching, while threads or timers wait there, before
+// the monitor steps in for its dispatcher.
+constexpr uint64_t kStuckNs = 1'000'000;
+
+// The monitor's memory of one core between looks (monitor-only).
+struct CoreWatch {
+    uint64_t switches = 0;  // the core's contextSwitches at the last change seen
+    uint64_t sinceTsc = 0;  // when that count was first seen (0: not watching)
+};
+
+// Go's sysmon for a core that is running, not blocked: a runner that computes without calling the
+// runtime keeps its dispatcher from firing the core's timers and from handing out its queued
+// threads. Once it has not switched for kStuckNs while something waits there, fire its due timers
+// and wake a sleeping core to steal what is runnable. Lowers `nextDeadlineNs` to when this core
+// next needs a look.
+void watchRunningCore(Core* core, CoreWatch& w, uint64_t* nextDeadlineNs) {
+    const bool waiting =
+        hasRunnable(core) || core->nextDeadlineTsc.load(std::memory_order_relaxed) != ~uint64_t{0};
+    if (!waiting || core->sleeping.load(std::memory_order_relaxed) ||
+        !core->active.load(std::memory_order_relaxed)) {
+        w.sinceTsc = 0;
+        return;
+    }
+    const uint64_t now = rdtsc();
+    const uint64_t switches = core->contextSwitches.load(std::memory_order_relaxed);
+    if (w.sinceTsc == 0 || switches != w.switches) {
+        w.switches = switches;
+        w.sinceTsc = now;
+        *nextDeadlineNs = std::min(*nextDeadlineNs, kStuckNs);
+        return;
+    }
+    const uint64_t stuckNs = ticksToNs(now - w.sinceTsc);
+    if (stuckNs < kStuckNs) {
+        *nextDeadlineNs = std::min(*nextDeadlineNs, kStuckNs - stuckNs);
+        return;
+    }
+    fireExpiredTimers(core);
+    if (hasRunnable(core)) wakeIdleCoreForBalance(core);
+    *nextDeadlineNs = std::min(*nextDeadlineNs, std::max(timeToNextDeadline(core), kStuckNs));
+}
+
 // One look at every core: fires the timers of blocked cores (nobody else may) and lends those
-// that have waited long enough with work queued. Returns whether any core was lent, and lowers
-// `nextDeadlineNs` to the earliest timer of a blocked core.
-bool lookAtCores(uint64_t* nextDeadlineNs) {
+// that have waited long enough with work queued; watches running cores (watchRunningCore). Returns
+// whether any core was lent, and lowers `nextDeadlineNs` to when a core next needs a look.
+bool lookAtCores(std::vector<CoreWatch>& watches, uint64_t* nextDeadlineNs) {
     RuntimeState& rt = *gRuntime;
     bool lentAny = false;
     for (int i = 0; i < rt.numCores; ++i) {
         Core* core = &rt.cores[i];
         const uint64_t since = core->blockingSince.load(std::memory_order_acquire);
-        if (since <= kLending) continue;
+        if (since == 0) {
+            watchRunningCore(core, watches[size_t(i)], nextDeadlineNs);
+            continue;
+        }
+        watches[size_t(i)].sinceTsc = 0;
+        if (since == kLending) continue;
         if (rdtsc() - since < rt.lendAfterTicks) {
             *nextDeadlineNs = std::min(*nextDeadlineNs, ticksToNs(rt.lendAfterTicks));
             continue;
@@ -168,9 +215,10 @@ void* monitorMain(void*) {
     RuntimeState& rt = *gRuntime;
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);  // 20 us naps must not become 70 us
     uint64_t period = kMonitorMinPeriodNs;
+    std::vector<CoreWatch> watches(size_t(rt.numCores));
     while (!rt.stopping.load(std::memory_order_acquire)) {
         uint64_t next = kMonitorMaxPeriodNs;
-        const bool lent = lookAtCores(&next);
+        const bool lent = lookAtCores(watches, &next);
         // Go's sysmon: short naps while lending happens, doubling up to 10 ms when nothing needed
         // doing; a thread that becomes runnable behind a blocked runner nudges it awake.
         period = lent ? kMonitorMinPeriodNs : std::min(period * 2, kMonitorMaxPeriodNs);

@@ -67,20 +67,32 @@ uint64_t sleepBudgetNs(Core* core) {
     return budget;
 }
 
+// Sleeps until woken or until the budget's deadline. The fence pairs with wakeIfSleeping() and
+// wakeIdleCoreForBalance(): work published on any core before a waker's fence is seen here, or the
+// waker sees this core asleep and wakes it. Work seen on another core means a waker may have
+// skipped us while we were still spinning: go back to stealing instead of sleeping.
 void sleepUntilWork(Core* core) {
     RuntimeState& rt = *gRuntime;
     core->sleeping.store(1, std::memory_order_relaxed);
     rt.sleepingCores.fetch_add(1, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with wakeIfSleeping()
-    if (!hasWork(core)) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (!hasWork(core) && !othersHaveRunnable(core)) {
+        // "Might sleep forever" first, then the budget: a timer added meanwhile on a busy core is
+        // either seen by sleepBudgetNs() or its adder sees this and wakes us (alertKeeper()).
+        core->sleepUntilTsc.store(~uint64_t{0}, std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_seq_cst);
         uint64_t budget = sleepBudgetNs(core);
         // The arbiter's release requests arrive through memory, not a wake-up: a sleeping carrier
         // that holds a granted cpu looks at least every millisecond (its forced reclaim is 10 ms).
         if (rt.provider) budget = std::min<uint64_t>(budget, 1'000'000);
         if (budget > 0) {
+            if (budget != ~uint64_t{0}) {
+                core->sleepUntilTsc.store(rdtsc() + ticksForNs(budget), std::memory_order_relaxed);
+            }
             timespec ts{time_t(budget / 1'000'000'000), long(budget % 1'000'000'000)};
             futexWait(&core->sleeping, 1, budget == ~uint64_t{0} ? nullptr : &ts);
         }
+        core->sleepUntilTsc.store(0, std::memory_order_relaxed);
     }
     core->sleeping.store(0, std::memory_order_relaxed);
     rt.sleepingCores.fetch_sub(1, std::memory_order_relaxed);
@@ -192,6 +204,22 @@ void runGrantedCores(Carrier* c) {
         deactivateCore(c->core);  // stopping while granted: leave it inactive, as a release would
         c->arbiterCpu = -1;
         rt.provider->releaseCore(cpu);
+    }
+}
+
+void alertKeeper(Core* core) {
+    RuntimeState& rt = *gRuntime;
+    const uint64_t deadline = core->nextDeadlineTsc.load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with sleepUntilWork()
+    for (int i = 0; i < rt.numCores; ++i) {
+        Core* keeper = &rt.cores[i];
+        if (!keeper->sleeping.load(std::memory_order_relaxed)) continue;
+        // The lowest-numbered sleeper keeps other cores' deadlines (sleepBudgetNs): wake it only
+        // if it would sleep past this one; it recomputes its budget when it sleeps again.
+        if (keeper != core && keeper->sleepUntilTsc.load(std::memory_order_relaxed) > deadline) {
+            wakeIfSleeping(keeper);
+        }
+        return;
     }
 }
 

@@ -7,25 +7,6 @@
 namespace arbrt::detail {
 namespace {
 
-// Go's "wakep": when work is waiting and no idle carrier is polling, wake one sleeping carrier so
-// it can steal. A woken carrier polls for idleSpinNs before sleeping again, which rate-limits these
-// wake-ups.
-void wakeIdleCoreForBalance(Core* busy) {
-    RuntimeState& rt = *gRuntime;
-    if (rt.spinningCores.load(std::memory_order_relaxed) != 0 ||
-        rt.sleepingCores.load(std::memory_order_relaxed) == 0) {
-        return;
-    }
-    for (int i = 0; i < rt.numCores; ++i) {
-        Core* c = &rt.cores[i];
-        if (c != busy && c->active.load(std::memory_order_relaxed) &&
-            c->sleeping.load(std::memory_order_relaxed)) {
-            wakeIfSleeping(c);
-            return;
-        }
-    }
-}
-
 // `queued` changes only under queueLock, so a plain load+store suffices (no locked RMW); readers
 // outside the lock use it only as a hint.
 void bumpQueued(Core* core, int delta) {
@@ -291,6 +272,43 @@ ThreadContext* steal(Core* thief) {
         }
     }
     return nullptr;
+}
+
+// Go's "wakep": when work is waiting and no idle carrier is polling, wake one sleeping carrier so
+// it can steal. A woken carrier polls for idleSpinNs before sleeping again, which rate-limits these
+// wake-ups. The seq_cst fence orders the caller's publication of the work (a queue push or a
+// runNext store) before the loads of the idle counts; it pairs with the fence in the idle path
+// (sleepingCores++; fence; othersHaveRunnable()), so either we see the sleeper or it sees the work.
+void wakeIdleCoreForBalance(Core* busy) {
+    RuntimeState& rt = *gRuntime;
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (rt.spinningCores.load(std::memory_order_relaxed) != 0 ||
+        rt.sleepingCores.load(std::memory_order_relaxed) == 0) {
+        return;
+    }
+    for (int i = 0; i < rt.numCores; ++i) {
+        Core* c = &rt.cores[i];
+        if (c != busy && c->active.load(std::memory_order_relaxed) &&
+            c->sleeping.load(std::memory_order_relaxed)) {
+            wakeIfSleeping(c);
+            return;
+        }
+    }
+}
+
+// Reads only hints (queued, runNext): a carrier about to sleep uses it to avoid stranding work
+// that was published while it stopped spinning. A runNext thread counts only if `thief` may run it;
+// a queue counts whenever it is non-empty (checking each thread's allowed set needs the lock).
+bool othersHaveRunnable(const Core* thief) {
+    RuntimeState& rt = *gRuntime;
+    for (int i = 0; i < rt.numCores; ++i) {
+        const Core* c = &rt.cores[i];
+        if (c == thief || !c->active.load(std::memory_order_relaxed)) continue;
+        if (c->queued.load(std::memory_order_relaxed) != 0) return true;
+        const ThreadContext* t = c->runNext.load(std::memory_order_relaxed);
+        if (t && t->allowed.test(size_t(thief->id))) return true;
+    }
+    return false;
 }
 
 // The seq_cst fence pairs with the one in the idle path

@@ -51,6 +51,9 @@ struct Core {
 
     // --- Idle and release signalling (futex words), written by any thread.
     alignas(64) std::atomic<uint32_t> sleeping{0};  // carrier sleeps on it when idle
+    // While sleeping: the TSC at which the carrier will wake by itself (~0: never; 0: awake).
+    // Written by the carrier; read by alertKeeper().
+    std::atomic<uint64_t> sleepUntilTsc{0};
     std::atomic<uint32_t> releaseRequested{0};
     std::atomic<uint32_t> parkWord{0};  // carrier sleeps on it while released
     WaitQueue releaseWaiters;           // releaseCore() callers
@@ -138,10 +141,19 @@ ThreadContext* steal(Core* thief);
 Core* placeThread(const CoreSet& allowed, int preferred);
 // Moves a released core's queued threads and timers to other active cores.
 void migrateAway(Core* core);
+// Called after `core`'s earliest deadline moved earlier while other threads wait to run there
+// (they may compute past it): wakes the keeper (the lowest-numbered sleeping core, which fires the
+// deadlines of busy cores) if it would otherwise sleep past the deadline.
+void alertKeeper(Core* core);
 // Wakes a core's carrier whether it is idle or parked (release requests, acquire, stop).
 void wakeCarrier(Core* core);
 // Wakes the core's carrier if it sleeps idle.
 void wakeIfSleeping(Core* core);
+// Wakes one sleeping active core other than `busy` (so it can steal), unless an idle core still
+// polls. Orders the caller's earlier publication of work before its look (seq_cst fence).
+void wakeIdleCoreForBalance(Core* busy);
+// True when another active core has a runnable thread that `thief` might take; a hint.
+bool othersHaveRunnable(const Core* thief);
 // Arbiter mode: makes `core` active (threads that waited for any core move there).
 void activateCore(Core* core);
 // Arbiter mode: makes `core` inactive (it accepts no more threads); idempotent.

@@ -76,11 +76,15 @@ void insertLocked(Core* core, ThreadContext* t) {
 
 }  // namespace
 
+// A new earliest deadline on a core that has other threads to run may be stranded behind one that
+// computes without calling the runtime: make sure a sleeping core will fire it (alertKeeper).
 void addTimer(Core* core, ThreadContext* t, uint64_t deadlineNs) {
     core->timerLock.lock();
     t->wakeupNs = deadlineNs;
     insertLocked(core, t);
+    const bool earliest = t->heapIndex == 0;
     core->timerLock.unlock();
+    if (earliest && hasRunnable(core)) alertKeeper(core);
 }
 
 void cancelTimer(ThreadContext* t) {
