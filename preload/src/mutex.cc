@@ -37,7 +37,13 @@ namespace {
 constexpr int kTypeMask = 3;            // normal(timed) / recursive / errorcheck / adaptive
 constexpr int kPassThroughFlags = 128;  // process-shared
 constexpr int kPrioInheritFlag = 32, kPrioProtectFlag = 64;
-constexpr int kSpinIterations = 100;
+// Spinning before parking, with exponential backoff between looks (1, 2, 4, ... kMaxPauses pauses;
+// ~380 pauses in all, a few microseconds): each look pulls the lock's cache line away from the
+// holder, so looking less often lets the holder run at its uncontended speed. Measured with
+// bench/pthread-prims (mutex_contended_4t, 2 cores): a look per pause gave 0.5x native throughput,
+// this backoff ~1.3x; fewer iterations (8) or shorter backoff (8 pauses) fall back to ~1x.
+constexpr int kSpinIterations = 16;
+constexpr int kMaxPauses = 32;
 
 std::atomic<int>& lockWord(pthread_mutex_t* m) {
     return *reinterpret_cast<std::atomic<int>*>(&m->__data.__lock);
@@ -50,13 +56,14 @@ int kindOf(const pthread_mutex_t* m) {
 // Drepper's mutex (futex "mutex2") with the parking lot in place of the kernel futex.
 int acquireSlow(pthread_mutex_t* m, uint64_t deadlineNs) {
     std::atomic<int>& word = lockWord(m);
-    for (int i = 0; i < kSpinIterations; ++i) {
+    for (int i = 0, pauses = 1; i < kSpinIterations; ++i) {
         int expected = 0;
         if (word.load(std::memory_order_relaxed) == 0 &&
             word.compare_exchange_weak(expected, 1, std::memory_order_acquire)) {
             return 0;
         }
-        __builtin_ia32_pause();
+        for (int p = 0; p < pauses; ++p) __builtin_ia32_pause();
+        if (pauses < kMaxPauses) pauses *= 2;
     }
     while (word.exchange(2, std::memory_order_acquire) != 0) {
         const auto r = arbrt::park(

@@ -171,3 +171,11 @@ ARBRUN_EXPORT int sched_yield() {
     arbrt::yield();
     return 0;
 }
+
+// Deprecated, but still exported and used by old binaries (sysbench's threads test): glibc's calls
+// the system call directly, which would yield the carrier instead of the user thread. Defined
+// under its symbol name: glibc's header redirects the C name pthread_yield to sched_yield.
+extern "C" ARBRUN_EXPORT int arbrunPthreadYield() __asm__("pthread_yield");
+int arbrunPthreadYield() {
+    return sched_yield();
+}
