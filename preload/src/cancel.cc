@@ -55,7 +55,9 @@ asm(".text\n"
 // Never when interrupted inside this library (its locks may be held): the thread acts at its
 // next cancellation point instead.
 void onCancelSignal(int, siginfo_t* info, void* context) {
-    if (info->si_code != SI_TKILL || info->si_pid != getpid() || !onUserThread()) return;
+    if (info->si_code != SI_TKILL || info->si_pid != getpid()) return;
+    if (arbrt::onPreemptSignal(context)) return;  // the runtime's monitor sent it
+    if (!onUserThread()) return;
     const int word = cancelWord(selfTcb()).load(std::memory_order_acquire);
     if (!actionable(word) || !(word & kAsync)) return;
     const auto* uc = static_cast<const ucontext_t*>(context);
@@ -72,8 +74,10 @@ struct KernelSigaction {
 };
 constexpr unsigned long kSaRestorer = 0x04000000;
 
-// Installed once, at the first asynchronous cancellation. SA_NODEFER with an empty mask: the
-// handler may unwind instead of returning, and must leave the carrier's mask as it was.
+// Installed at start-up (the runtime's preemption requests arrive on SIGCANCEL too: a signal the
+// program can never use) and again, harmlessly, at the first asynchronous cancellation. SA_NODEFER
+// with an empty mask: the handler may unwind instead of returning, and must leave the carrier's
+// mask as it was.
 void installCancelHandler() {
     static std::once_flag once;
     std::call_once(once, [] {
@@ -92,6 +96,26 @@ void interruptCarrier(arbrt::ThreadId target) {
 }
 
 }  // namespace
+
+// A preempted thread resumes here (runtime's resume hook) before its interrupted instruction: what
+// a native thread would have had interrupt it there happens now. An asynchronous cancellation whose
+// SIGCANCEL found it off its carrier unwinds it (through the runtime's trampoline, which has
+// unwind information); pending signals it does not block run their handlers.
+static void onPreemptedThreadResumes() {
+    if (!onUserThread()) return;
+    const int word = cancelWord(selfTcb()).load(std::memory_order_acquire);
+    if (actionable(word) && (word & kAsync)) actOnCancel();
+    if (signalDeliverable()) {
+        bool restartable = true;
+        deliverPendingSignals(&restartable);
+    }
+}
+
+int installCarrierSignalHandler() {
+    installCancelHandler();
+    arbrt::setPreemptResumeHook(onPreemptedThreadResumes);
+    return kSigCancel;
+}
 
 bool cancelActionable() {
     return actionable(cancelWord(selfTcb()).load(std::memory_order_acquire));

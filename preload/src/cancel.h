@@ -12,6 +12,9 @@
 
 namespace arbrun {
 
+// Installs the kernel handler for SIGCANCEL on carriers (asynchronous cancellation and the
+// runtime's preemption requests) and returns the signal's number, for RuntimeOptions.
+int installCarrierSignalHandler();
 // True when the calling user thread has a cancellation request it must act on at a cancellation
 // point (requested, enabled, not already exiting). One load from the TCB.
 bool cancelActionable();

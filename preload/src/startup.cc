@@ -18,6 +18,7 @@
 #include "arbconfig/config.h"
 #include "arbrt/arbrt.h"
 #include "arbrt/host.h"
+#include "cancel.h"
 #include "fork.h"
 #include "real_libc.h"
 #include "shim.h"
@@ -119,10 +120,11 @@ void printStats() {
     const arbrt::RuntimeStats s = arbrt::stats();
     std::fprintf(stderr,
                  "arbrun: stats: threads created %llu, peak live threads %llu, context switches "
-                 "%llu, steals %llu, blocking calls handed off %llu, cores %d\n",
+                 "%llu, steals %llu, blocking calls handed off %llu, preemptions %llu, cores %d\n",
                  (unsigned long long)s.threadsCreated, (unsigned long long)s.peakLiveThreads,
                  (unsigned long long)s.contextSwitches, (unsigned long long)s.steals,
-                 (unsigned long long)s.coresLent, arbrt::numCores());
+                 (unsigned long long)s.coresLent, (unsigned long long)s.preemptions,
+                 arbrt::numCores());
 }
 
 Mode decideMode() {
@@ -134,6 +136,7 @@ Mode decideMode() {
     }
     arbrt::RuntimeOptions options;
     options.numCores = int(config().maxCores);
+    options.preemptSignal = installCarrierSignalHandler();
     arbrt::setHostThreadApi({ARBRUN_REAL(pthread_create), ARBRUN_REAL(pthread_join)});
     if (!config().standalone) connectArbiter(&options);
     if (options.coreProvider) {

@@ -14,6 +14,7 @@
 
 #include "arbrt/io.h"
 #include "arch.h"
+#include "preempt.h"
 #include "runtime_state.h"
 
 namespace arbrt {
@@ -112,8 +113,20 @@ void watchRunningCore(Core* core, CoreWatch& w, uint64_t* nextDeadlineNs) {
         return;
     }
     fireExpiredTimers(core);
-    if (hasRunnable(core)) wakeIdleCoreForBalance(core);
-    *nextDeadlineNs = std::min(*nextDeadlineNs, std::max(timeToNextDeadline(core), kStuckNs));
+    uint64_t nextLook = std::max(timeToNextDeadline(core), kStuckNs);
+    if (hasRunnable(core)) {
+        // First an idle core may take the waiting threads; if they still wait a time slice after
+        // the runner's last switch, interrupt the runner.
+        wakeIdleCoreForBalance(core);
+        const uint64_t sliceNs = gRuntime->options.timeSliceNs;
+        if (stuckNs >= sliceNs) {
+            requestPreemption(core, switches);
+            w.sinceTsc = now;  // ask again a slice later if it was not at a safe point
+        } else {
+            nextLook = std::min(nextLook, sliceNs - stuckNs);
+        }
+    }
+    *nextDeadlineNs = std::min(*nextDeadlineNs, nextLook);
 }
 
 // One look at every core: fires the timers of blocked cores (nobody else may) and lends those
@@ -188,6 +201,7 @@ void* spareCarrierMain(void* arg) {
     RuntimeState& rt = *gRuntime;
     s->nativeTcb = threadPointer();
     writeTcbSlot(s->nativeTcb, kCarrierSlot, s);
+    recordCarrierSignalMask(s);
     for (;;) {
         while (s->spareWord.load(std::memory_order_acquire) == 0 &&
                !rt.stopping.load(std::memory_order_acquire)) {

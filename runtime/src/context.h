@@ -87,6 +87,9 @@ struct alignas(64) ThreadContext {
     void* closureTop = nullptr;  // where the stack for the entry frame begins (below any closure)
     ThreadContext* nextFree = nullptr;  // pool link
     uint32_t slot = 0;  // this context's number (contextAtSlot), fixed when its slab is made
+    // Where a preempted thread resumes: written by the preemption handler on its carrier, read by
+    // the thread itself in the trampoline (preempt.cc) right after.
+    uint64_t preemptedPc = 0;
 
     // --- The embedding layer's per-thread storage (arbrt::threadExtension): zeroed at creation;
     // its owner (the preload library) documents the concurrency of what it keeps there.

@@ -65,6 +65,9 @@ struct Core {
     std::atomic<uint64_t> blockingSince{0};
     std::atomic<uint32_t> lent{0};
     std::atomic<uint32_t> lendBack{0};
+    // Preemption (preempt.cc): the monitor's request, contextSwitches + 1 when it asked (0: none);
+    // consumed (exchanged) by the handler on the carrier running the core.
+    std::atomic<uint64_t> preemptRequest{0};
 
     // --- Go's "runnext": a thread woken by this core's running thread, run before the queue at the
     // next switch without touching the queue lock. Set and taken by the core's carrier; a thief may
@@ -109,6 +112,7 @@ struct Carrier {
     pthread_t thread{};
     std::atomic<uint32_t> spareWord{0};  // spare: 1 once the monitor gave it a core
     Carrier* nextSpare = nullptr;        // idle-spare list link (under RuntimeState::spareLock)
+    uint64_t baseSigmask = 0;            // its real signal mask while running user threads
 };
 
 // --- Run queues and placement (core.cc).

@@ -12,6 +12,7 @@
 #include "glibc_tcb.h"
 #include "io_poller.h"
 #include "overflow.h"
+#include "preempt.h"
 #include "runtime_state.h"
 
 namespace arbrt {
@@ -26,6 +27,7 @@ HostThreadApi gHost{&pthread_create, &pthread_join};
 
 constexpr uint64_t kMaxIdleSpinNs = 1'000'000'000;
 constexpr size_t kMinStackOption = 16 * 1024;
+constexpr uint64_t kMinTimeSliceNs = 100'000;
 constexpr size_t kMaxStackOption = size_t(1) << 30;
 
 std::optional<Error> validate(const RuntimeOptions& o) {
@@ -39,6 +41,12 @@ std::optional<Error> validate(const RuntimeOptions& o) {
     }
     if (o.coreProvider && (o.priority < 0 || o.priority >= arbclient::kPriorityLevels)) {
         return Error{Errc::invalidArgument, "priority must be between 0 (highest) and 7"};
+    }
+    if (o.preemptSignal < 0 || o.preemptSignal > 64) {
+        return Error{Errc::invalidArgument, "preemptSignal must be 0 (off) or a signal number"};
+    }
+    if (o.preemptSignal != 0 && o.timeSliceNs < kMinTimeSliceNs) {
+        return Error{Errc::invalidArgument, "timeSliceNs must be at least 100 us"};
     }
     if (o.defaultStackSize < kMinStackOption || o.defaultStackSize > kMaxStackOption) {
         return Error{Errc::invalidArgument, "defaultStackSize must be between 16 KiB and 1 GiB"};
@@ -56,6 +64,7 @@ void* carrierMain(void* arg) {
     auto* c = static_cast<Carrier*>(arg);
     c->nativeTcb = threadPointer();
     writeTcbSlot(c->nativeTcb, kCarrierSlot, c);
+    recordCarrierSignalMask(c);
     AltStack altStack;  // for the stack-overflow report, on this kernel thread
     if (gRuntime->provider) {
         runGrantedCores(c);
@@ -122,6 +131,7 @@ std::optional<Error> startRuntime(const RuntimeOptions& options) {
         return err;
     }
     gRuntime = rt;
+    initPreemption();
     if (!startMonitor() || !startPoller()) {
         stopMonitorAndSpares();
         gRuntime = nullptr;
@@ -253,6 +263,7 @@ RuntimeStats stats() {
         s.coresLent = rt->coresLent.load(std::memory_order_relaxed);
         s.threadsCreated += rt->cores[i].threadsCreated.load(std::memory_order_relaxed);
     }
+    s.preemptions = preemptionCount();
     return s;
 }
 

@@ -45,7 +45,29 @@ struct RuntimeOptions {
     arbclient::CoreProvider* coreProvider = nullptr;
     int priority = 3;       // with coreProvider: the priority level (0 highest) of the request
     uint32_t minCores = 0;  // with coreProvider: fewest cores worth having (0: no minimum)
+    // Preemption, the safety net for threads that compute without calling the runtime: when a
+    // core's runner has not switched for timeSliceNs while other threads wait there (and no idle
+    // core took them), the monitor sends preemptSignal to its carrier, and the thread yields at
+    // once if it was interrupted at a safe point (see onPreemptSignal). 0: cooperative only.
+    // With installPreemptHandler the runtime installs its own handler for that signal (the
+    // program must not use it); otherwise the embedder's handler calls onPreemptSignal.
+    int preemptSignal = 0;
+    bool installPreemptHandler = false;
+    uint64_t timeSliceNs = 10'000'000;
 };
+
+// For the handler of RuntimeOptions::preemptSignal on a carrier (async-signal-safe): true when the
+// signal was the runtime's preemption request, consumed (the caller should do nothing else for
+// it); if the interrupted thread is at a safe point, `ucontext` is changed so that it yields as
+// soon as the handler returns. Safe points: outside the runtime's own object, libc, the dynamic
+// loader, libstdc++, libgcc_s and libunwind, and not inside a signal handler. So a program linked
+// with the runtime is preempted only in code of its other objects (the preload library has no such
+// limit).
+bool onPreemptSignal(void* ucontext);
+// Called on a preempted thread right before it resumes its interrupted code, in normal (not signal)
+// context: where the embedder acts on what would have interrupted the thread at that instruction
+// natively (asynchronous cancellation, pending signals). It may unwind (pthread_exit). Null: none.
+void setPreemptResumeHook(void (*hook)());
 
 // Starts the carriers. Returns an error (and starts nothing) on bad options or an unsupported
 // platform.
@@ -206,8 +228,9 @@ struct RuntimeStats {
     uint64_t liveThreads;
     uint64_t peakLiveThreads;
     uint64_t contextSwitches;
-    uint64_t steals;     // runnable threads taken by an idle core from a busy one
-    uint64_t coresLent;  // blocking calls during which the core was lent to a spare carrier
+    uint64_t steals;       // runnable threads taken by an idle core from a busy one
+    uint64_t coresLent;    // blocking calls during which the core was lent to a spare carrier
+    uint64_t preemptions;  // threads switched out at a safe point by the preemption signal
 };
 RuntimeStats stats();
 

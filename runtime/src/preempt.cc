@@ -1,0 +1,309 @@
+// Preemption at safe points (rules in preempt.h): the unsafe-code ranges, the signal handler's
+// checks, and the trampoline that turns an interrupted instruction stream into a call to yield.
+#include "preempt.h"
+
+#include <cpuid.h>
+#include <dlfcn.h>
+#include <link.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+
+#include "arch.h"
+#include "glibc_tcb.h"
+#include "runtime_state.h"
+
+// Read by the trampoline (hidden: addressed RIP-relative from position-independent code).
+extern "C" {
+__attribute__((visibility("hidden"))) uint64_t arbrtXsaveSize = 512;
+__attribute__((visibility("hidden"))) uint8_t arbrtUseXsave = 0;
+__attribute__((visibility("hidden"), used)) void arbrtPreempted(uint64_t* returnSlot);
+void arbrt_preempt_trampoline();
+}
+
+// Entered instead of the interrupted instruction, with every register as it was. It steps over
+// the interrupted code's red zone (128 bytes the ABI lets leaf code use below %rsp), reserves the
+// return slot, saves the flags, the 15 general registers and (64-byte aligned) the FP/vector state,
+// calls arbrtPreempted (which fills the return slot with the interrupted address and yields), then
+// restores everything and returns to the interrupted address, popping the red-zone gap with it.
+// Unwind information covers the call (an asynchronous cancellation acted on in the resume hook
+// unwinds through here into the interrupted function): with R the interrupted %rsp, %rbx holds
+// R - 264 from the save on, the return slot is at R - 136 and the interrupted %rbx, %rbp and
+// %r12-%r15 at R - 160, R - 200 and R - 240 ... R - 264. It is a signal frame: the address in the
+// slot is the interrupted instruction itself, not a return address after a call.
+asm(R"(
+    .text
+    .p2align 4
+    .globl arbrt_preempt_trampoline
+    .hidden arbrt_preempt_trampoline
+    .type arbrt_preempt_trampoline,@function
+arbrt_preempt_trampoline:
+    .cfi_startproc
+    .cfi_signal_frame
+    lea -128(%rsp), %rsp
+    pushq $0
+    pushfq
+    push %rax
+    push %rbx
+    push %rcx
+    push %rdx
+    push %rsi
+    push %rdi
+    push %rbp
+    push %r8
+    push %r9
+    push %r10
+    push %r11
+    push %r12
+    push %r13
+    push %r14
+    push %r15
+    mov %rsp, %rbx
+    .cfi_def_cfa %rbx, 264
+    .cfi_offset %rip, -136
+    .cfi_offset %rbx, -160
+    .cfi_offset %rbp, -200
+    .cfi_offset %r12, -240
+    .cfi_offset %r13, -248
+    .cfi_offset %r14, -256
+    .cfi_offset %r15, -264
+    sub arbrtXsaveSize(%rip), %rsp
+    and $-64, %rsp
+    cmpb $0, arbrtUseXsave(%rip)
+    je 1f
+    xor %eax, %eax
+    mov %rax, 512(%rsp)
+    mov %rax, 520(%rsp)
+    mov %rax, 528(%rsp)
+    mov %rax, 536(%rsp)
+    mov %rax, 544(%rsp)
+    mov %rax, 552(%rsp)
+    mov %rax, 560(%rsp)
+    mov %rax, 568(%rsp)
+    mov $-1, %eax
+    mov $-1, %edx
+    xsave64 (%rsp)
+    jmp 2f
+1:  fxsave64 (%rsp)
+2:  cld
+    lea 128(%rbx), %rdi
+    call arbrtPreempted
+    cmpb $0, arbrtUseXsave(%rip)
+    je 3f
+    mov $-1, %eax
+    mov $-1, %edx
+    xrstor64 (%rsp)
+    jmp 4f
+3:  fxrstor64 (%rsp)
+4:  mov %rbx, %rsp
+    pop %r15
+    pop %r14
+    pop %r13
+    pop %r12
+    pop %r11
+    pop %r10
+    pop %r9
+    pop %r8
+    pop %rbp
+    pop %rdi
+    pop %rsi
+    pop %rdx
+    pop %rcx
+    pop %rbx
+    pop %rax
+    popfq
+    ret $128
+    .cfi_endproc
+    .size arbrt_preempt_trampoline, .-arbrt_preempt_trampoline
+)");
+
+namespace arbrt::detail {
+namespace {
+
+// Executable ranges where a thread must not be preempted. Append-only (a range of an unloaded
+// object stays: harmless, only conservative): the monitor appends, then publishes the count with
+// release; the signal handler reads the count with acquire, then the ranges.
+struct UnsafeRange {
+    std::atomic<uintptr_t> begin{0}, end{0};
+};
+constexpr int kMaxUnsafeRanges = 64;
+UnsafeRange gUnsafe[kMaxUnsafeRanges];
+std::atomic<int> gUnsafeCount{0};
+std::atomic<uint64_t> gPreemptions{0};
+std::atomic<void (*)()> gResumeHook{nullptr};
+uint64_t gLoadsSeen = 0;  // dl_iterate_phdr's load count at the last scan (monitor-only, and init)
+
+// Objects whose code may hold locks the runtime cannot see, or must not be re-entered.
+constexpr const char* kUnsafeObjects[] = {
+    "libc.so", "ld-linux", "libstdc++.so", "libgcc_s.so", "libunwind", "libpthread.so", "libdl.so"};
+
+bool unsafeByName(const char* path) {
+    const char* base = std::strrchr(path, '/');
+    base = base ? base + 1 : path;
+    for (const char* prefix : kUnsafeObjects) {
+        if (std::strncmp(base, prefix, std::strlen(prefix)) == 0) return true;
+    }
+    return false;
+}
+
+void addUnsafeRange(uintptr_t begin, uintptr_t end) {
+    const int n = gUnsafeCount.load(std::memory_order_relaxed);
+    for (int i = 0; i < n; ++i) {
+        if (gUnsafe[i].begin.load(std::memory_order_relaxed) == begin) return;  // known
+    }
+    if (n == kMaxUnsafeRanges) return;
+    gUnsafe[n].begin.store(begin, std::memory_order_relaxed);
+    gUnsafe[n].end.store(end, std::memory_order_relaxed);
+    gUnsafeCount.store(n + 1, std::memory_order_release);
+}
+
+// One loaded object: its executable segments are unsafe if it is a listed library or the object
+// that contains the runtime itself (the preload library, or a program linked with the runtime).
+int scanObject(dl_phdr_info* info, size_t, void*) {
+    gLoadsSeen = info->dlpi_adds;
+    const auto self = reinterpret_cast<uintptr_t>(&initPreemption);
+    bool unsafe = info->dlpi_name && unsafeByName(info->dlpi_name);
+    for (int pass = 0; pass < 2; ++pass) {
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+            const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+            if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
+            const uintptr_t begin = info->dlpi_addr + ph.p_vaddr;
+            const uintptr_t end = begin + ph.p_memsz;
+            if (pass == 0) {
+                unsafe |= self >= begin && self < end;
+            } else if (unsafe) {
+                addUnsafeRange(begin, end);
+            }
+        }
+    }
+    return 0;
+}
+
+// The current load count (stops at the first object: cheap).
+int readLoads(dl_phdr_info* info, size_t, void* out) {
+    *static_cast<uint64_t*>(out) = info->dlpi_adds;
+    return 1;
+}
+
+void refreshUnsafeRanges() {
+    uint64_t loads = 0;
+    dl_iterate_phdr(readLoads, &loads);
+    if (loads != gLoadsSeen) dl_iterate_phdr(scanObject, nullptr);
+}
+
+bool inUnsafeCode(uintptr_t pc) {
+    const int n = gUnsafeCount.load(std::memory_order_acquire);
+    for (int i = 0; i < n; ++i) {
+        if (pc >= gUnsafe[i].begin.load(std::memory_order_relaxed) &&
+            pc < gUnsafe[i].end.load(std::memory_order_relaxed)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// XSAVE saves every state component the kernel enabled (XCR0); its area size comes from CPUID
+// leaf 0xD. Without OSXSAVE, FXSAVE's 512 bytes cover x87/SSE.
+void detectFpState() {
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE)) return;
+    if (!__get_cpuid_count(0xD, 0, &a, &b, &c, &d) || b < 576) return;
+    arbrtXsaveSize = b;
+    arbrtUseXsave = 1;
+}
+
+// The runtime's own handler, when it owns the signal (RuntimeOptions::installPreemptHandler).
+void onOwnPreemptSignal(int, siginfo_t*, void* context) {
+    onPreemptSignal(context);
+}
+
+std::once_flag gInitOnce;
+
+}  // namespace
+
+void initPreemption() {
+    std::call_once(gInitOnce, [] {
+        detectFpState();
+        dl_iterate_phdr(scanObject, nullptr);
+    });
+    const RuntimeOptions& o = gRuntime->options;
+    if (o.preemptSignal != 0 && o.installPreemptHandler) {
+        struct sigaction sa {};
+        sa.sa_sigaction = onOwnPreemptSignal;
+        sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        sigaction(o.preemptSignal, &sa, nullptr);
+    }
+}
+
+void recordCarrierSignalMask(Carrier* c) {
+    uint64_t mask = 0;
+    syscall(SYS_rt_sigprocmask, SIG_BLOCK, nullptr, &mask, sizeof mask);
+    c->baseSigmask = mask;
+}
+
+void requestPreemption(Core* core, uint64_t switches) {
+    RuntimeState& rt = *gRuntime;
+    if (rt.options.preemptSignal == 0) return;
+    refreshUnsafeRanges();
+    Carrier* c = core->carrier.load(std::memory_order_acquire);
+    if (!c || !c->nativeTcb) return;
+    const int tid = GlibcTcb::userThreadId(c->nativeTcb);  // a kernel thread's: its tid
+    // +1: zero means "no request". Release: pairs with the handler's exchange.
+    core->preemptRequest.store(switches + 1, std::memory_order_release);
+    syscall(SYS_tgkill, getpid(), tid, rt.options.preemptSignal);
+}
+
+uint64_t preemptionCount() {
+    return gPreemptions.load(std::memory_order_relaxed);
+}
+
+}  // namespace arbrt::detail
+
+using namespace arbrt::detail;
+
+// On the preempted thread, right after the handler returned, below its red zone: tell the
+// trampoline where to return, then yield as if the thread had called sched_yield.
+void arbrtPreempted(uint64_t* returnSlot) {
+    ThreadContext* self = currentContext();
+    *returnSlot = self->preemptedPc;
+    gPreemptions.fetch_add(1, std::memory_order_relaxed);
+    switchAway(self, AfterSwitch::requeue);
+    if (auto hook = gResumeHook.load(std::memory_order_acquire)) hook();
+}
+
+namespace arbrt {
+
+void setPreemptResumeHook(void (*hook)()) {
+    gResumeHook.store(hook, std::memory_order_release);
+}
+
+// Async-signal-safe: memory reads and writes only. A request is consumed whatever the outcome, so
+// a refused one (unsafe code, stale) is not acted on later by surprise; the monitor asks again.
+bool onPreemptSignal(void* ucontext) {
+    if (!gRuntime) return false;
+    Carrier* c = currentCarrier();
+    if (!c || !c->core) return false;
+    Core* core = c->core;
+    const uint64_t request = core->preemptRequest.exchange(0, std::memory_order_acq_rel);
+    if (request == 0) return false;
+    ThreadContext* t = currentContext();
+    if (!t || t->carrier != c || core->carrier.load(std::memory_order_relaxed) != c) return true;
+    if (core->contextSwitches.load(std::memory_order_relaxed) + 1 != request) return true;  // stale
+    auto* uc = static_cast<ucontext_t*>(ucontext);
+    uint64_t interruptedMask;
+    std::memcpy(&interruptedMask, &uc->uc_sigmask, sizeof interruptedMask);
+    if (interruptedMask != c->baseSigmask) return true;  // inside a signal handler
+    const auto pc = uintptr_t(uc->uc_mcontext.gregs[REG_RIP]);
+    if (inUnsafeCode(pc)) return true;
+    t->preemptedPc = pc;
+    uc->uc_mcontext.gregs[REG_RIP] = greg_t(reinterpret_cast<uintptr_t>(&arbrt_preempt_trampoline));
+    return true;
+}
+
+}  // namespace arbrt

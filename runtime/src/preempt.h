@@ -1,0 +1,33 @@
+// Preemption at safe points: the safety net for a user thread that computes without calling the
+// runtime while other threads wait to run on its core (Shenango and Go interrupt such a runner with
+// a signal). The monitor asks (requestPreemption); the carrier's signal handler checks that the
+// interrupted code is at a safe point and, if so, makes it call the runtime's yield as soon as the
+// handler returns, as if the thread had called it itself (the trampoline saves every register,
+// the flags and the extended FP/vector state around the call).
+//
+// Safe point: the interrupted instruction lies outside the objects whose code may hold locks the
+// runtime cannot see or that must not be re-entered (the runtime's own object, libc, the dynamic
+// loader, libstdc++, libgcc_s, libunwind), and the thread was not inside a signal handler (the
+// carrier's real signal mask is the one it had when it started). A thread that is never seen at
+// a safe point is simply not preempted (the runtime stays cooperative for it).
+#pragma once
+
+#include <cstdint>
+
+namespace arbrt::detail {
+
+struct Core;
+struct Carrier;
+
+// Start-up: the objects preemption must not interrupt and the FP/vector state size. Idempotent.
+void initPreemption();
+// A carrier records the signal mask it runs user threads with (its own kernel thread, at start).
+void recordCarrierSignalMask(Carrier* c);
+// Monitor: asks the carrier running `core` to preempt its runner, which has not switched since
+// the core's switch count was `switches`. Refreshes the unsafe ranges first if objects were
+// loaded since the last look. No-op when preemption is off.
+void requestPreemption(Core* core, uint64_t switches);
+// How many threads were preempted so far (stats).
+uint64_t preemptionCount();
+
+}  // namespace arbrt::detail

@@ -1,0 +1,90 @@
+// Preemption at safe points, on one core with a 1 ms time slice: a thread that computes without
+// calling the runtime lets waiting threads run, its registers and FP/vector state survive every
+// preemption, and code in the runtime's own object (here: this test executable) is never
+// interrupted. The compute kernels live in a shared library of their own (preempt/workload.cc).
+#include <signal.h>
+
+#include <array>
+
+#include "preempt/workload.h"
+#include "test_util.h"
+
+namespace {
+
+class Preempt : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        arbrt::RuntimeOptions options;
+        options.numCores = 1;
+        options.preemptSignal = SIGURG;  // unused by this program
+        options.installPreemptHandler = true;
+        options.timeSliceNs = arbrt_test::kMillisecond;
+        const auto err = arbrt::start(options);
+        ASSERT_FALSE(err.has_value()) << err->message;
+    }
+    void TearDown() override { EXPECT_TRUE(arbrt::stop()) << "user threads still alive"; }
+};
+
+TEST_F(Preempt, Start_RejectsTinyTimeSlice) {
+    arbrt::stop();
+    arbrt::RuntimeOptions options;
+    options.numCores = 1;
+    options.preemptSignal = SIGURG;
+    options.timeSliceNs = 1000;
+    const auto err = arbrt::start(options);
+    ASSERT_TRUE(err.has_value());
+    EXPECT_EQ(err->code, arbrt::Errc::invalidArgument);
+    options.timeSliceNs = arbrt_test::kMillisecond;
+    ASSERT_FALSE(arbrt::start(options).has_value());  // for TearDown
+}
+
+TEST_F(Preempt, Yield_ComputingThreadLetsWaitingThreadRun) {
+    std::atomic<bool> stop{false};
+    const uint64_t before = arbrt::stats().preemptions;
+    // One core, FIFO: the spinner runs first and never calls the runtime; only preemption lets the
+    // setter run.
+    const arbrt::ThreadId spinner =
+        arbrt::createThread([&] { preempt_workload::spinUntil(&stop); });
+    const arbrt::ThreadId setter = arbrt::createThread([&] { stop.store(true); });
+    EXPECT_EQ(arbrt::join(setter), 0);
+    EXPECT_EQ(arbrt::join(spinner), 0);
+    EXPECT_GE(arbrt::stats().preemptions, before + 1);
+}
+
+TEST_F(Preempt, Yield_RegistersAndFpStateSurvive) {
+    constexpr int kThreads = 4;
+    constexpr uint64_t kIterations = 20'000'000;  // tens of ms each: many 1 ms slices
+    std::array<uint64_t, kThreads> expected{}, got{};
+    for (int i = 0; i < kThreads; ++i) {
+        expected[size_t(i)] = preempt_workload::mixedWork(uint64_t(i) + 1, kIterations);
+    }
+    const uint64_t before = arbrt::stats().preemptions;
+    std::array<arbrt::ThreadId, kThreads> threads;
+    for (int i = 0; i < kThreads; ++i) {
+        threads[size_t(i)] = arbrt::createThread([&got, i] {
+            got[size_t(i)] = preempt_workload::mixedWork(uint64_t(i) + 1, kIterations);
+        });
+    }
+    for (arbrt::ThreadId t : threads) EXPECT_EQ(arbrt::join(t), 0);
+    EXPECT_EQ(got, expected);
+    EXPECT_GE(arbrt::stats().preemptions, before + kThreads - 1)
+        << "the threads must have been interleaved by preemption";
+}
+
+TEST_F(Preempt, Yield_NeverInsideTheRuntimesObject) {
+    std::atomic<bool> computed{false}, sawComputed{false};
+    const uint64_t before = arbrt::stats().preemptions;
+    // burn() is compiled into this executable, which also holds the runtime: unsafe code.
+    const arbrt::ThreadId worker = arbrt::createThread([&] {
+        const uint64_t sink = arbrt_test::burn(60'000'000);  // tens of ms: many slices
+        asm volatile("" ::"r"(sink));
+        computed.store(true);
+    });
+    const arbrt::ThreadId observer = arbrt::createThread([&] { sawComputed = computed.load(); });
+    EXPECT_EQ(arbrt::join(observer), 0);
+    EXPECT_EQ(arbrt::join(worker), 0);
+    EXPECT_TRUE(sawComputed.load()) << "the worker was switched out inside the runtime's object";
+    EXPECT_EQ(arbrt::stats().preemptions, before);
+}
+
+}  // namespace
