@@ -17,8 +17,7 @@ int fail(int status, const std::string& message) {
 }
 
 // --verbose: the exact environment handed to the program, one line.
-void describe(const std::vector<std::pair<std::string, std::string>>& environment,
-              const std::string& program) {
+void describe(const arbrun::Environment& environment, const std::string& program) {
     std::string line = "arbrun: running '" + program + "' with";
     for (const auto& [name, value] : environment) line += " " + name + "=" + value;
     std::fprintf(stderr, "%s\n", line.c_str());
@@ -42,10 +41,8 @@ int main(int argc, char** argv) {
     if (!arbrun::locatePreloadLibrary(std::getenv("ARBRUN_PRELOAD_LIB"), &library, &error)) {
         return fail(arbrun::kExitUsage, error);
     }
-    auto environment = arbconfig::toEnvironment(invocation.config);
-    const char* existing = std::getenv("LD_PRELOAD");
-    environment.emplace_back("LD_PRELOAD",
-                             arbrun::prependPreload(existing ? existing : "", library));
+    const arbrun::Environment environment =
+        arbrun::programEnvironment(invocation.config, library, std::getenv("LD_PRELOAD"));
     if (invocation.config.verbose) describe(environment, invocation.command[0]);
     std::fflush(nullptr);
     return fail(arbrun::execProgram(environment, invocation.command, &error), error);
