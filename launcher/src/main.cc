@@ -1,4 +1,5 @@
-// arbrun: options -> Config -> environment -> exec. Each step lives in its own file.
+// arbrun: options -> Config -> environment -> exec, or one of the subcommands. Each step lives in
+// its own file.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -7,6 +8,7 @@
 #include "command_line.h"
 #include "launch.h"
 #include "preload_library.h"
+#include "subcommands.h"
 
 namespace {
 
@@ -23,6 +25,19 @@ void describe(const arbrun::Environment& environment, const std::string& program
     std::fprintf(stderr, "%s\n", line.c_str());
 }
 
+// `arbrun [options] -- program`: find the library, build the environment, become the program.
+int runProgram(const arbrun::Invocation& invocation) {
+    std::string library, error;
+    if (!arbrun::locatePreloadLibrary(std::getenv("ARBRUN_PRELOAD_LIB"), &library, &error)) {
+        return fail(arbrun::kExitUsage, error);
+    }
+    const arbrun::Environment environment =
+        arbrun::programEnvironment(invocation.config, library, std::getenv("LD_PRELOAD"));
+    if (invocation.config.verbose) describe(environment, invocation.command[0]);
+    std::fflush(nullptr);
+    return fail(arbrun::execProgram(environment, invocation.command, &error), error);
+}
+
 }  // namespace
 
 // Nothing here but the order of the steps; each can fail with its own exit status.
@@ -37,13 +52,13 @@ int main(int argc, char** argv) {
     if (parsed.outcome == arbrun::ParseOutcome::usageError) {
         return fail(arbrun::kExitUsage, parsed.text);
     }
-    std::string library, error;
-    if (!arbrun::locatePreloadLibrary(std::getenv("ARBRUN_PRELOAD_LIB"), &library, &error)) {
-        return fail(arbrun::kExitUsage, error);
+    switch (invocation.subcommand) {
+        case arbrun::Subcommand::doctor:
+            return arbrun::runDoctor(invocation);
+        case arbrun::Subcommand::ab:
+            return arbrun::runAb(invocation);
+        case arbrun::Subcommand::run:
+            break;
     }
-    const arbrun::Environment environment =
-        arbrun::programEnvironment(invocation.config, library, std::getenv("LD_PRELOAD"));
-    if (invocation.config.verbose) describe(environment, invocation.command[0]);
-    std::fflush(nullptr);
-    return fail(arbrun::execProgram(environment, invocation.command, &error), error);
+    return runProgram(invocation);
 }
