@@ -7,7 +7,19 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "preload_library.h"
+
 namespace arbrun {
+
+// Ours first in LD_PRELOAD (its pthread symbols must win), after the configuration, so --verbose
+// lists the variables in the order the program reads them.
+Environment programEnvironment(const arbconfig::Config& config, const std::string& library,
+                               const char* existingPreload) {
+    Environment environment = arbconfig::toEnvironment(config);
+    environment.emplace_back("LD_PRELOAD",
+                             prependPreload(existingPreload ? existingPreload : "", library));
+    return environment;
+}
 
 // The statuses a shell uses, so scripts that check for 126/127 keep working under arbrun.
 int exitStatusForExecError(int err) {
@@ -16,8 +28,8 @@ int exitStatusForExecError(int err) {
 
 // setenv then execvp rather than building an envp: execvp's PATH search needs the real environ,
 // and arbrun has nothing else to do with its own environment afterwards.
-int execProgram(const std::vector<std::pair<std::string, std::string>>& environment,
-                const std::vector<std::string>& command, std::string* error) {
+int execProgram(const Environment& environment, const std::vector<std::string>& command,
+                std::string* error) {
     for (const auto& [name, value] : environment) {
         if (setenv(name.c_str(), value.c_str(), 1) != 0) {
             *error = "cannot set " + name + " (" + std::strerror(errno) + ")";

@@ -1,4 +1,5 @@
-// arbrun: options -> Config -> environment -> exec. Each step lives in its own file.
+// arbrun: options -> Config -> environment -> exec, or one of the subcommands. Each step lives in
+// its own file.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -7,6 +8,7 @@
 #include "command_line.h"
 #include "launch.h"
 #include "preload_library.h"
+#include "subcommands.h"
 
 namespace {
 
@@ -17,11 +19,23 @@ int fail(int status, const std::string& message) {
 }
 
 // --verbose: the exact environment handed to the program, one line.
-void describe(const std::vector<std::pair<std::string, std::string>>& environment,
-              const std::string& program) {
+void describe(const arbrun::Environment& environment, const std::string& program) {
     std::string line = "arbrun: running '" + program + "' with";
     for (const auto& [name, value] : environment) line += " " + name + "=" + value;
     std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+// `arbrun [options] -- program`: find the library, build the environment, become the program.
+int runProgram(const arbrun::Invocation& invocation) {
+    std::string library, error;
+    if (!arbrun::locatePreloadLibrary(std::getenv("ARBRUN_PRELOAD_LIB"), &library, &error)) {
+        return fail(arbrun::kExitUsage, error);
+    }
+    const arbrun::Environment environment =
+        arbrun::programEnvironment(invocation.config, library, std::getenv("LD_PRELOAD"));
+    if (invocation.config.verbose) describe(environment, invocation.command[0]);
+    std::fflush(nullptr);
+    return fail(arbrun::execProgram(environment, invocation.command, &error), error);
 }
 
 }  // namespace
@@ -38,15 +52,13 @@ int main(int argc, char** argv) {
     if (parsed.outcome == arbrun::ParseOutcome::usageError) {
         return fail(arbrun::kExitUsage, parsed.text);
     }
-    std::string library, error;
-    if (!arbrun::locatePreloadLibrary(std::getenv("ARBRUN_PRELOAD_LIB"), &library, &error)) {
-        return fail(arbrun::kExitUsage, error);
+    switch (invocation.subcommand) {
+        case arbrun::Subcommand::doctor:
+            return arbrun::runDoctor(invocation);
+        case arbrun::Subcommand::ab:
+            return arbrun::runAb(invocation);
+        case arbrun::Subcommand::run:
+            break;
     }
-    auto environment = arbconfig::toEnvironment(invocation.config);
-    const char* existing = std::getenv("LD_PRELOAD");
-    environment.emplace_back("LD_PRELOAD",
-                             arbrun::prependPreload(existing ? existing : "", library));
-    if (invocation.config.verbose) describe(environment, invocation.command[0]);
-    std::fflush(nullptr);
-    return fail(arbrun::execProgram(environment, invocation.command, &error), error);
+    return runProgram(invocation);
 }

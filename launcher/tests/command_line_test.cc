@@ -160,5 +160,125 @@ TEST(ParseCommandLine, NoProgram) {
     }
 }
 
+TEST(ParseCommandLine, RunIsTheDefaultSubcommand) {
+    const Invocation inv = parseOk({"--", "prog"});
+    EXPECT_EQ(inv.subcommand, Subcommand::run);
+}
+
+TEST(ParseCommandLine, DoctorDefaults) {
+    const Invocation inv = parseOk({"doctor"});
+    EXPECT_EQ(inv.subcommand, Subcommand::doctor);
+    EXPECT_EQ(inv.config, arbconfig::Config{});
+    EXPECT_TRUE(inv.command.empty());
+}
+
+TEST(ParseCommandLine, DoctorArbiter) {
+    EXPECT_EQ(parseOk({"doctor", "--arbiter", "/x.sock"}).config.arbiterSocket, "/x.sock");
+    EXPECT_EQ(parseOk({"doctor", "--arbiter=/y.sock", "--"}).config.arbiterSocket, "/y.sock");
+}
+
+TEST(ParseCommandLine, DoctorRejectsArgumentsAndRunOptions) {
+    EXPECT_EQ(parseError({"doctor", "x"}),
+              "unexpected argument 'x'; usage: arbrun doctor [--arbiter PATH] (see arbrun doctor "
+              "--help)");
+    EXPECT_EQ(parseError({"doctor", "--cores", "2"}),
+              "unknown option '--cores'; see 'arbrun doctor --help' for the options");
+    EXPECT_EQ(parseError({"doctor", "--arbiter"}),
+              "--arbiter: a value is required; expected a Unix socket path of 1 to 107 bytes");
+    EXPECT_EQ(parseError({"doctor", "--arbiter", std::string(200, 'a')}).rfind("--arbiter: '", 0),
+              0u);
+}
+
+TEST(ParseCommandLine, AbRunsAndOptions) {
+    const Invocation inv =
+        parseOk({"ab", "-n", "3", "--cores", "2", "--standalone", "--", "prog", "-n", "9"});
+    EXPECT_EQ(inv.subcommand, Subcommand::ab);
+    EXPECT_EQ(inv.runs, 3);
+    EXPECT_EQ(inv.config.minCores, 2u);
+    EXPECT_TRUE(inv.config.standalone);
+    EXPECT_EQ(inv.command, (Args{"prog", "-n", "9"}));
+}
+
+TEST(ParseCommandLine, AbDefaults) {
+    const Invocation inv = parseOk({"ab", "prog"});
+    EXPECT_EQ(inv.subcommand, Subcommand::ab);
+    EXPECT_EQ(inv.runs, kDefaultAbRuns);
+    EXPECT_EQ(inv.config, arbconfig::Config{});
+    EXPECT_EQ(inv.command, Args{"prog"});
+}
+
+TEST(ParseCommandLine, AbRunsForms) {
+    EXPECT_EQ(parseOk({"ab", "--runs", "7", "p"}).runs, 7);
+    EXPECT_EQ(parseOk({"ab", "--runs=4", "p"}).runs, 4);
+    EXPECT_EQ(parseOk({"ab", "-n1000", "p"}).runs, 1000);
+    EXPECT_EQ(parseOk({"ab", "--priority", "1", "-n", "2", "--", "p"}).runs, 2);
+    EXPECT_EQ(parseOk({"ab", "-n", "2", "-n", "6", "p"}).runs, 6);  // the last one wins
+}
+
+TEST(ParseCommandLine, AbBadRuns) {
+    for (const char* bad : {"0", "1001", "x", "2.5", "+3", " 3", ""}) {
+        EXPECT_EQ(parseError({"ab", "-n", bad, "--", "p"}),
+                  "-n: '" + std::string(bad) + "' is not valid; expected an integer from 1 to 1000")
+            << bad;
+    }
+    EXPECT_EQ(parseError({"ab", "-n"}),
+              "-n: a value is required; expected an integer from 1 to 1000");
+    EXPECT_EQ(parseError({"ab", "--runs=x", "p"}).rfind("-n: 'x' is not valid", 0), 0u);
+}
+
+TEST(ParseCommandLine, AbNeedsAProgram) {
+    for (const Args& args : {Args{"ab"}, Args{"ab", "-n", "2"}, Args{"ab", "--"}}) {
+        EXPECT_EQ(parseError(args),
+                  "no program given; usage: arbrun ab [-n RUNS] [options] -- program [args] (see "
+                  "arbrun ab --help)");
+    }
+}
+
+TEST(ParseCommandLine, AbOptionErrorsNameAb) {
+    EXPECT_EQ(parseError({"ab", "--bogus", "p"}),
+              "unknown option '--bogus'; see 'arbrun ab --help' for the options");
+    EXPECT_EQ(parseError({"ab", "--standalone", "--arbiter", "/a", "p"})
+                  .rfind("--standalone and --arbiter exclude each other", 0),
+              0u);
+    EXPECT_EQ(parseError({"ab", "--cores", "0", "p"}).rfind("--cores: '0' is not valid", 0), 0u);
+}
+
+// Only the first argument names a subcommand: programs called doctor or ab still run.
+TEST(ParseCommandLine, SubcommandNamesElsewhereAreThePrograms) {
+    Invocation inv = parseOk({"--", "ab", "-n", "1"});
+    EXPECT_EQ(inv.subcommand, Subcommand::run);
+    EXPECT_EQ(inv.command, (Args{"ab", "-n", "1"}));
+    inv = parseOk({"--cores", "2", "doctor"});
+    EXPECT_EQ(inv.subcommand, Subcommand::run);
+    EXPECT_EQ(inv.command, Args{"doctor"});
+    inv = parseOk({"ab", "--", "ab"});
+    EXPECT_EQ(inv.subcommand, Subcommand::ab);
+    EXPECT_EQ(inv.command, Args{"ab"});
+}
+
+TEST(ParseCommandLine, SubcommandHelp) {
+    Invocation inv;
+    ParseResult r = parseCommandLine({"--help"}, &inv);
+    for (const char* needle :
+         {"arbrun doctor [--arbiter PATH]", "arbrun ab [-n RUNS] [options] [--] program [args...]",
+          "Subcommands", "'arbrun -- doctor'"}) {
+        EXPECT_NE(r.text.find(needle), std::string::npos) << needle;
+    }
+    r = parseCommandLine({"doctor", "--help"}, &inv);
+    EXPECT_EQ(r.outcome, ParseOutcome::done);
+    for (const char* needle : {"Usage: arbrun doctor [--arbiter PATH]", "--arbiter", "FSGSBASE",
+                               "Exit status:", "at least one check FAILed"}) {
+        EXPECT_NE(r.text.find(needle), std::string::npos) << needle;
+    }
+    EXPECT_EQ(r.text.find("--cores"), std::string::npos);
+    r = parseCommandLine({"ab", "-h"}, &inv);
+    EXPECT_EQ(r.outcome, ParseOutcome::done);
+    for (const char* needle :
+         {"Usage: arbrun ab [-n RUNS] [options] [--] program [args...]", "-n,--runs", "--cores",
+          "--standalone", "stdout", "/dev/null", "Exit status:", "127"}) {
+        EXPECT_NE(r.text.find(needle), std::string::npos) << needle;
+    }
+}
+
 }  // namespace
 }  // namespace arbrun

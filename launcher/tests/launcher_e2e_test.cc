@@ -25,6 +25,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The real preload library, for the tests that need the runtime to start in a program. In the
+// sanitizer tree it is instrumented and cannot be preloaded into uninstrumented programs (ASan
+// must come first), so those tests use the fixture's empty stand-in there.
+#ifdef ARBRUN_SANITIZE
+constexpr bool kRealPreloadUsable = false;
+#else
+constexpr bool kRealPreloadUsable = true;
+#endif
+
 // A private directory under $TMPDIR (or /tmp), removed with its contents on destruction.
 class TempDir {
   public:
@@ -259,6 +268,19 @@ TEST_F(Launcher, BadOptionsExitTwoWithOneLine) {
         {{"--standalone", "--arbiter", "/x.sock", "--", "/bin/true"},
          "arbrun: --standalone and --arbiter exclude each other (standalone mode contacts no "
          "arbiter); give one of them\n"},
+        {{"ab", "-n", "0", "--", "/bin/true"},
+         "arbrun: -n: '0' is not valid; expected an integer from 1 to 1000\n"},
+        {{"ab", "--priority", "8", "/bin/true"},
+         "arbrun: --priority: '8' is not valid; expected an integer from 0 (highest) to 7 "
+         "(lowest)\n"},
+        {{"ab", "-n", "2"},
+         "arbrun: no program given; usage: arbrun ab [-n RUNS] [options] -- program [args] (see "
+         "arbrun ab --help)\n"},
+        {{"doctor", "--cores", "2"},
+         "arbrun: unknown option '--cores'; see 'arbrun doctor --help' for the options\n"},
+        {{"doctor", "now"},
+         "arbrun: unexpected argument 'now'; usage: arbrun doctor [--arbiter PATH] (see arbrun "
+         "doctor --help)\n"},
     };
     for (const auto& c : cases) {
         const Result r = arbrun(c.args);
@@ -316,6 +338,14 @@ TEST_F(Launcher, HelpAndVersionExitZero) {
     EXPECT_EQ(exitCode(r), 0);
     EXPECT_NE(r.out.find("Usage: arbrun [options] [--] program [args...]"), std::string::npos);
     EXPECT_NE(r.out.find("Exit status:"), std::string::npos);
+    EXPECT_NE(r.out.find("arbrun doctor [--arbiter PATH]"), std::string::npos);
+    EXPECT_NE(r.out.find("arbrun ab [-n RUNS] [options] [--] program [args...]"),
+              std::string::npos);
+    for (const char* subcommand : {"doctor", "ab"}) {
+        r = arbrun({subcommand, "--help"});
+        EXPECT_EQ(exitCode(r), 0) << subcommand;
+        EXPECT_EQ(r.out.rfind(std::string("Usage: arbrun ") + subcommand, 0), 0u) << r.out;
+    }
     r = arbrun({"--version"});
     EXPECT_EQ(exitCode(r), 0);
     EXPECT_EQ(r.out.rfind("arbrun ", 0), 0u);
@@ -328,6 +358,207 @@ TEST_F(Launcher, VerboseDescribesTheEnvironment) {
               std::string::npos)
         << r.err;
     EXPECT_NE(r.err.find(" LD_PRELOAD=" + lib_), std::string::npos) << r.err;
+}
+
+// --- arbrun doctor -------------------------------------------------------------------------
+
+// The report's lines that start with a verdict, by check name; fails the test on a malformed one.
+std::map<std::string, std::string> doctorLines(const std::string& out) {
+    std::map<std::string, std::string> lines;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);) {
+        if (line.rfind("arbrun doctor: ", 0) == 0) continue;
+        std::istringstream words(line);
+        std::string verdict, name;
+        words >> verdict >> name;
+        EXPECT_TRUE(verdict == "OK" || verdict == "WARN" || verdict == "FAIL") << line;
+        EXPECT_EQ(lines.count(name), 0u) << "twice: " << name;
+        lines[name] = line;
+    }
+    return lines;
+}
+
+// The real binary with the real preload library: every check has its line, the arbiter line says
+// what happens without one, and the exit status follows the FAIL lines (which depend on the host).
+TEST_F(Launcher, DoctorPrintsEveryCheck) {
+    if (kRealPreloadUsable) env_["ARBRUN_PRELOAD_LIB"] = ARBRUN_PRELOAD_LIBRARY;
+    const std::string socket = (dir_.path() / "none.sock").string();
+    const Result r = arbrun({"doctor", "--arbiter", socket});
+    const auto lines = doctorLines(r.out);
+    for (const char* name : {"fsgsbase", "glibc", "cgroups", "root", "arbiter", "preload"}) {
+        EXPECT_EQ(lines.count(name), 1u) << name << "\n" << r.out;
+    }
+    EXPECT_EQ(lines.at("arbiter").rfind("WARN  arbiter   not running at " + socket +
+                                            " (No such file or directory): arbrun will run "
+                                            "standalone",
+                                        0),
+              0u)
+        << r.out;
+    const bool failed = r.out.find("\nFAIL ") != std::string::npos || r.out.rfind("FAIL ", 0) == 0;
+    EXPECT_EQ(exitCode(r), failed ? 1 : 0) << r.out;
+    EXPECT_NE(r.out.find("\narbrun doctor: "), std::string::npos) << r.out;
+    EXPECT_EQ(r.err, "");
+    // The library works wherever the runtime's glibc probe accepts the host.
+    if (kRealPreloadUsable && lines.at("glibc").rfind("OK", 0) == 0) {
+        EXPECT_EQ(lines.at("preload"), std::string("OK    preload   ") + ARBRUN_PRELOAD_LIBRARY +
+                                           ": /bin/true ran under LD_PRELOAD and the runtime "
+                                           "started");
+    }
+}
+
+// The fixture's library is an empty file: ld.so refuses it, which is a FAIL and exit status 1.
+TEST_F(Launcher, DoctorFailsOnAnUnloadablePreloadLibrary) {
+    const Result r = arbrun({"doctor", "--arbiter", (dir_.path() / "none.sock").string()});
+    EXPECT_EQ(exitCode(r), 1) << r.out;
+    const std::string line = doctorLines(r.out)["preload"];
+    EXPECT_EQ(line.rfind("FAIL  preload   " + lib_ + ": /bin/true under LD_PRELOAD failed (", 0),
+              0u)
+        << line;
+    EXPECT_NE(line.find("cannot be preloaded"), std::string::npos) << line;
+}
+
+TEST_F(Launcher, DoctorFailsOnAMissingPreloadLibrary) {
+    env_["ARBRUN_PRELOAD_LIB"] = (dir_.path() / "missing.so").string();
+    const Result r = arbrun({"doctor", "--arbiter", (dir_.path() / "none.sock").string()});
+    EXPECT_EQ(exitCode(r), 1) << r.out;
+    EXPECT_EQ(doctorLines(r.out)["preload"],
+              "FAIL  preload   preload library " + env_["ARBRUN_PRELOAD_LIB"] +
+                  " not found (No such file or directory); check ARBRUN_PRELOAD_LIB");
+}
+
+// core-arbiter on its fake backend (nothing pinned), started by this test and stopped with it.
+// Ready once it logs "listening on" (after its socket listens): read from its stderr, no polling.
+class FakeArbiter {
+  public:
+    FakeArbiter(const fs::path& dir) : socket_((dir / "arbiter.sock").string()) {
+        int err[2];
+        if (pipe2(err, O_CLOEXEC) != 0) return;
+        const std::string root = (dir / "cgroup").string();
+        std::vector<std::string> args = {ARBITER_BINARY,  "--socket", socket_,  "--backend", "fake",
+                                         "--cgroup-root", root,       "--cpus", "0-3"};
+        const pid_t parent = getpid();
+        pid_ = fork();
+        if (pid_ == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() != parent) _exit(99);
+            dup2(err[1], 2);
+            std::vector<char*> argv;
+            for (auto& a : args) argv.push_back(a.data());
+            argv.push_back(nullptr);
+            execv(argv[0], argv.data());
+            _exit(127);
+        }
+        close(err[1]);
+        stderr_ = err[0];
+        ready_ = pid_ > 0 && waitForLine("listening on");
+    }
+    ~FakeArbiter() {
+        if (pid_ > 0) {
+            kill(pid_, SIGTERM);
+            waitpid(pid_, nullptr, 0);
+        }
+        if (stderr_ >= 0) close(stderr_);
+    }
+    bool ready() const { return ready_; }
+    const std::string& socket() const { return socket_; }
+    const std::string& log() const { return log_; }
+
+  private:
+    // Reads its stderr until `text` appears, it exits, or a safety deadline passes.
+    bool waitForLine(const std::string& text) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while (log_.find(text) == std::string::npos) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                deadline - std::chrono::steady_clock::now());
+            pollfd p{stderr_, POLLIN, 0};
+            if (left.count() <= 0 || poll(&p, 1, int(left.count())) <= 0) return false;
+            char buf[512];
+            const ssize_t n = read(stderr_, buf, sizeof buf);
+            if (n <= 0) return false;
+            log_.append(buf, size_t(n));
+        }
+        return true;
+    }
+
+    std::string socket_, log_;
+    pid_t pid_ = -1;
+    int stderr_ = -1;
+    bool ready_ = false;
+};
+
+TEST_F(Launcher, DoctorTalksToARunningArbiter) {
+    FakeArbiter arbiter(dir_.path());
+    ASSERT_TRUE(arbiter.ready()) << arbiter.log();
+    const Result r = arbrun({"doctor", "--arbiter", arbiter.socket()});
+    EXPECT_EQ(doctorLines(r.out)["arbiter"],
+              "OK    arbiter   running at " + arbiter.socket() +
+                  ": 3 managed cores, 0 processes; arbrun gets its cores from it")
+        << r.out;
+}
+
+// --- arbrun ab -----------------------------------------------------------------------------
+
+// Names in `dir` (empty when it holds nothing).
+std::vector<std::string> entries(const fs::path& dir) {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename());
+    return names;
+}
+
+TEST_F(Launcher, AbComparesNativeAndArbrunRuns) {
+    if (kRealPreloadUsable) env_["ARBRUN_PRELOAD_LIB"] = ARBRUN_PRELOAD_LIBRARY;
+    const fs::path scratch = dir_.path() / "scratch";
+    fs::create_directory(scratch);
+    env_["TMPDIR"] = scratch.string();
+    const Result r = arbrun({"ab", "-n", "2", "--standalone", "--", "/bin/echo", "hello"});
+    EXPECT_EQ(exitCode(r), 0) << r.out << r.err;
+    EXPECT_EQ(r.out.rfind("arbrun ab: '/bin/echo', 2 runs per mode, medians\n"
+                          "                  native      arbrun  arbrun/native\n"
+                          "wall time   ",
+                          0),
+              0u)
+        << r.out;
+    EXPECT_NE(r.out.find("\nCPU time    "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\npeak RSS    "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("x\noutputs match: stdout and exit status (exit 0) identical in all 4 "
+                         "runs\n"),
+              std::string::npos)
+        << r.out;
+    for (const char* run : {"run 1/4 (native #1): ", "run 2/4 (arbrun #1): ",
+                            "run 3/4 (native #2): ", "run 4/4 (arbrun #2): "}) {
+        EXPECT_NE(r.err.find(std::string("arbrun ab: ") + run), std::string::npos) << run << "\n"
+                                                                                   << r.err;
+    }
+    EXPECT_EQ(r.out.find("hello"), std::string::npos) << "the program's stdout is captured";
+    EXPECT_TRUE(entries(scratch).empty()) << "temporary files left behind";
+}
+
+// The arbrun runs see ARBRUN_CORES, the native ones do not: stdout and exit status differ.
+TEST_F(Launcher, AbNamesTheRunThatDiffered) {
+    const Result r = arbrun({"ab", "-n", "1", "--", "/bin/sh", "-c",
+                             "echo \"$ARBRUN_CORES\"; test -z \"$ARBRUN_CORES\""});
+    EXPECT_EQ(exitCode(r), 1) << r.out << r.err;
+    EXPECT_NE(r.out.find("outputs differ from run 1 (native #1, exit 0):\n"
+                         "  run 2 (arbrun #1): stdout differs; exit 1\n"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.err.find("stdout DIFFERS, exit status DIFFERS"), std::string::npos) << r.err;
+}
+
+TEST_F(Launcher, AbMissingProgramIs127) {
+    const Result r = arbrun({"ab", "--", "no-such-program-arbrun-test"});
+    EXPECT_EQ(exitCode(r), 127);
+    EXPECT_EQ(r.err,
+              "arbrun: cannot run 'no-such-program-arbrun-test': No such file or directory\n");
+    EXPECT_EQ(r.out, "");
+}
+
+TEST_F(Launcher, AbMissingPreloadLibraryIsTwo) {
+    env_["ARBRUN_PRELOAD_LIB"] = (dir_.path() / "missing.so").string();
+    const Result r = arbrun({"ab", "--", "/bin/true"});
+    EXPECT_EQ(exitCode(r), 2);
+    EXPECT_EQ(r.err, "arbrun: preload library " + env_["ARBRUN_PRELOAD_LIB"] +
+                         " not found (No such file or directory); check ARBRUN_PRELOAD_LIB\n");
 }
 
 }  // namespace

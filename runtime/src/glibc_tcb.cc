@@ -1,7 +1,6 @@
 #include "glibc_tcb.h"
 
 #include <dlfcn.h>
-#include <gnu/libc-version.h>
 #include <link.h>
 #include <locale.h>
 #include <sys/syscall.h>
@@ -18,6 +17,7 @@
 #include "arbrt/sync.h"
 #include "arch.h"
 #include "context_pool.h"
+#include "glibc_layout.h"
 
 extern "C" {
 extern const unsigned int __rseq_size;
@@ -26,16 +26,6 @@ extern const ptrdiff_t __rseq_offset;
 
 namespace arbrt::detail {
 namespace {
-
-// glibc 2.36 x86-64 offsets (struct pthread / tcbhead_t). Checked against _thread_db_* in probe().
-constexpr size_t kSizeofPthread = 2368;
-constexpr size_t kTcbOffset = 0x0, kDtvOffset = 0x8, kSelfOffset = 0x10, kMultipleThreads = 0x18;
-constexpr size_t kSysinfo = 0x20, kStackGuard = 0x28, kPointerGuard = 0x30, kFeature1 = 0x48;
-constexpr size_t kList = 704, kTid = 720, kRobustHead = 736, kSpecific1stBlock = 784,
-                 kSpecific = 1296;
-constexpr size_t kSpecificUsed = 1552, kStackBlock = 1680, kStackBlockSize = 1688,
-                 kGuardSize = 1696;
-constexpr size_t kSpecificBlocks = 32, kKeyDataSize = 16;
 
 // One module's block in every static TLS area: lives at tp - offset. `image` is a private copy of
 // the initialisation image (dlclose may unmap the module's own), `key` identifies the module
@@ -73,61 +63,7 @@ constinit std::atomic<const StaticTlsList*> gStaticTls{nullptr};
 // Serialises rescans (refreshStaticTls) and is held across fork (prepareFork).
 constinit SpinLock gStaticTlsLock;
 
-// A TCB header word glibc 2.36 leaves unused (tcbhead_t::__glibc_unused2, after the runtime's two
-// slots in arch.h; checked zero at start-up): the generation of the static TLS list this TCB's
-// static block holds.
-constexpr size_t kTlsGenerationSlot = 144;
-
 std::atomic<int32_t> gNextUserTid{0x400000};
-
-template <typename T>
-T& field(void* tcb, size_t offset) {
-    return *reinterpret_cast<T*>(static_cast<char*>(tcb) + offset);
-}
-
-// A libthread_db field descriptor: {size in bits, element count, offset}.
-bool descriptorMatches(const char* name, uint32_t expectedOffset, std::string* why) {
-    auto* d = static_cast<const uint32_t*>(dlsym(RTLD_DEFAULT, name));
-    if (!d) {
-        *why = std::string("glibc does not export ") + name;
-        return false;
-    }
-    if (d[2] != expectedOffset) {
-        *why = std::string("unexpected glibc layout: ") + name + " offset " + std::to_string(d[2]);
-        return false;
-    }
-    return true;
-}
-
-bool checkLayout(std::string* why) {
-    if (std::strcmp(gnu_get_libc_version(), "2.36") != 0) {
-        *why = std::string("glibc ") + gnu_get_libc_version() +
-               " is not a version whose thread layout "
-               "arbrun knows (2.36)";
-        return false;
-    }
-    auto* size = static_cast<const uint32_t*>(dlsym(RTLD_DEFAULT, "_thread_db_sizeof_pthread"));
-    if (!size || size[0] != kSizeofPthread) {
-        *why = "unexpected size of glibc's struct pthread";
-        return false;
-    }
-    if (!descriptorMatches("_thread_db_pthread_tid", kTid, why) ||
-        !descriptorMatches("_thread_db_pthread_specific", kSpecific, why) ||
-        !descriptorMatches("_thread_db_pthread_dtvp", kDtvOffset, why)) {
-        return false;
-    }
-    void* tp = threadPointer();
-    if (field<void*>(tp, kSelfOffset) != tp || field<void*>(tp, kTcbOffset) != tp) {
-        *why = "the thread pointer does not point at a glibc TCB";
-        return false;
-    }
-    if (field<void*>(tp, kUserThreadSlot) || field<void*>(tp, kCarrierSlot) ||
-        field<void*>(tp, kTlsGenerationSlot)) {
-        *why = "the TCB words arbrun uses are not free in this glibc";
-        return false;
-    }
-    return true;
-}
 
 bool resolvePrivateSymbols(std::string* why) {
     gLayout.allocateTls = reinterpret_cast<void* (*)(void*)>(
@@ -231,7 +167,7 @@ void catchUp(void* tcb, const StaticTlsList* list) {
 }  // namespace
 
 bool GlibcTcb::probe(std::string* why) {
-    if (!checkLayout(why) || !resolvePrivateSymbols(why)) return false;
+    if (!checkGlibcLayout(why) || !resolvePrivateSymbols(why)) return false;
     void* tp = threadPointer();
     gLayout.sysinfo = field<uintptr_t>(tp, kSysinfo);
     gLayout.stackGuard = field<uintptr_t>(tp, kStackGuard);

@@ -1,6 +1,5 @@
 // Start-up, shutdown, core release/acquire and statistics.
 #include <sched.h>
-#include <sys/auxv.h>
 
 #include <array>
 #include <cerrno>
@@ -8,6 +7,7 @@
 #include <string>
 
 #include "arbrt/host.h"
+#include "arbrt/platform.h"
 #include "arch.h"
 #include "glibc_tcb.h"
 #include "io_poller.h"
@@ -160,7 +160,7 @@ std::optional<Error> start(const RuntimeOptions& options) {
     if (auto err = validate(options)) return err;
     std::string why;
     if (!GlibcTcb::probe(&why)) return Error{Errc::unsupportedPlatform, why};
-    gHaveFsgsbase = (getauxval(AT_HWCAP2) & 2) != 0;  // HWCAP2_FSGSBASE
+    gHaveFsgsbase = fsgsbaseAvailable();
     calibrateClock();
     installOverflowHandler();
     return startRuntime(options);

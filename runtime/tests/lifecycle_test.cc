@@ -3,6 +3,7 @@
 
 #include <cerrno>
 
+#include "arbrt/platform.h"
 #include "test_util.h"
 
 namespace {
@@ -119,6 +120,25 @@ TEST(Lifecycle, Spawn_NotRunningIsEperm) {
     EXPECT_FALSE(t);
     EXPECT_EQ(err, EPERM);
     EXPECT_FALSE(arbrt::createThread([] {}));
+}
+
+// The diagnostic check (arbrun doctor) and start() agree: the same glibc is accepted by both, or
+// start() refuses with the reason the check gives.
+TEST(Lifecycle, GlibcLayoutSupported_AgreesWithStart) {
+    std::string why;
+    const bool supported = arbrt::glibcLayoutSupported(&why);
+    EXPECT_FALSE(arbrt::glibcVersion().empty());
+    arbrt::RuntimeOptions options;
+    options.numCores = 1;
+    const auto err = arbrt::start(options);
+    if (supported) {
+        ASSERT_FALSE(err.has_value()) << err->message;
+        EXPECT_TRUE(arbrt::stop());
+    } else {
+        ASSERT_TRUE(err.has_value());
+        EXPECT_EQ(err->code, arbrt::Errc::unsupportedPlatform);
+        EXPECT_EQ(err->message, why);
+    }
 }
 
 }  // namespace

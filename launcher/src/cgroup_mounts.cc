@@ -1,0 +1,66 @@
+// mountinfo(5): "id parent major:minor root mountpoint options [optional...] - fstype source
+// superoptions". The optional fields vary in number, so the type is found after the " - ".
+#include "cgroup_mounts.h"
+
+#include <sstream>
+
+namespace arbrun {
+namespace {
+
+// The kernel writes space, tab, newline and backslash in paths as \ooo.
+std::string decodeOctal(std::string_view text) {
+    std::string out;
+    for (size_t i = 0; i < text.size(); ++i) {
+        if (text[i] == '\\' && i + 3 < text.size() &&
+            text.substr(i + 1, 3).find_first_not_of("01234567") == std::string_view::npos) {
+            out += char((text[i + 1] - '0') * 64 + (text[i + 2] - '0') * 8 + (text[i + 3] - '0'));
+            i += 3;
+        } else {
+            out += text[i];
+        }
+    }
+    return out;
+}
+
+// Comma-separated fields of the super options; for a v1 hierarchy the controllers are among them
+// (beside rw, name=..., and other flags, which are harmless to keep).
+std::vector<std::string> splitOptions(const std::string& options) {
+    std::vector<std::string> out;
+    std::istringstream in(options);
+    for (std::string item; std::getline(in, item, ',');) {
+        if (!item.empty()) out.push_back(item);
+    }
+    return out;
+}
+
+// One line, or false when it is not a cgroup mount (or not a mountinfo line at all).
+bool parseLine(const std::string& line, CgroupMount* mount) {
+    const size_t dash = line.find(" - ");
+    if (dash == std::string::npos) return false;
+    std::istringstream head(line.substr(0, dash)), tail(line.substr(dash + 3));
+    std::string id, parent, device, root, mountPoint, fsType, source, superOptions;
+    if (!(head >> id >> parent >> device >> root >> mountPoint)) return false;
+    if (!(tail >> fsType >> source)) return false;
+    tail >> superOptions;
+    if (fsType != "cgroup" && fsType != "cgroup2") return false;
+    mount->version = fsType == "cgroup2" ? 2 : 1;
+    mount->mountPoint = decodeOctal(mountPoint);
+    mount->controllers =
+        mount->version == 1 ? splitOptions(superOptions) : std::vector<std::string>{};
+    return true;
+}
+
+}  // namespace
+
+// Line by line: a bad line (or a truncated last one) costs only itself.
+std::vector<CgroupMount> parseCgroupMounts(std::string_view mountinfo) {
+    std::vector<CgroupMount> mounts;
+    std::istringstream in{std::string(mountinfo)};
+    for (std::string line; std::getline(in, line);) {
+        CgroupMount mount;
+        if (parseLine(line, &mount)) mounts.push_back(std::move(mount));
+    }
+    return mounts;
+}
+
+}  // namespace arbrun

@@ -1,0 +1,20 @@
+// The cgroup file systems in a /proc/<pid>/mountinfo text (pure parsing, unit-tested).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace arbrun {
+
+// One mounted cgroup hierarchy.
+struct CgroupMount {
+    int version = 1;                       // 1: "cgroup", 2: "cgroup2"
+    std::string mountPoint;                // octal escapes (\040) decoded
+    std::vector<std::string> controllers;  // v1: the controllers in its super options (cpuset, ...)
+};
+
+// Every line of type cgroup or cgroup2, in the file's order. Malformed lines are skipped.
+std::vector<CgroupMount> parseCgroupMounts(std::string_view mountinfo);
+
+}  // namespace arbrun

@@ -1,0 +1,229 @@
+// The verdicts. Only a problem that keeps arbrun from doing its job (no runtime, no library) is a
+// FAIL; what merely costs speed or isolation, or makes arbrun run standalone, is a WARN.
+#include "doctor_checks.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "cgroup_mounts.h"
+
+namespace arbrun {
+namespace {
+
+using Verdict = Check::Verdict;
+
+// wrfsbase vs arch_prctl on every switch: speed only.
+Check checkFsgsbase(SystemProbe& probe) {
+    if (probe.hasFsgsbase()) {
+        return {Verdict::ok, "fsgsbase",
+                "available: a context switch sets the thread pointer with wrfsbase (~13 ns)"};
+    }
+    return {Verdict::warn, "fsgsbase",
+            "not available: every context switch sets the thread pointer with arch_prctl "
+            "(~150 ns instead of ~13 ns); fix: Linux >= 5.9 on a CPU with FSGSBASE (Intel Ivy "
+            "Bridge, AMD Zen or later), not booted with 'nofsgsbase'"};
+}
+
+// The runtime refuses to start on a glibc its probe rejects: arbrun then changes nothing.
+Check checkGlibc(SystemProbe& probe) {
+    const GlibcFacts glibc = probe.glibc();
+    const std::string version = glibc.version.empty() ? "unknown" : glibc.version;
+    if (glibc.supported) {
+        return {Verdict::ok, "glibc", version + ": accepted by the runtime's thread-layout probe"};
+    }
+    return {Verdict::fail, "glibc",
+            version + ": " + glibc.why +
+                "; the runtime will not start and programs run natively under arbrun; fix: run "
+                "on glibc 2.36 (Debian 12) or teach runtime/src/glibc_layout.* this version"};
+}
+
+// Whether a v1 hierarchy's options name a controller.
+bool contains(const std::vector<std::string>& items, const std::string& item) {
+    return std::find(items.begin(), items.end(), item) != items.end();
+}
+
+// "cpuset" as a word of a cgroup.controllers / cgroup.subtree_control text ("cpuset cpu io\n").
+bool listsCpuset(const std::optional<std::string>& text) {
+    if (!text) return false;
+    std::istringstream in(*text);
+    for (std::string word; in >> word;) {
+        if (word == "cpuset") return true;
+    }
+    return false;
+}
+
+// What core-arbiter --backend auto can use, in its own order (arbiter/daemon/detect.cc): v2 with
+// cpuset offered at its root, then a v1 cpuset hierarchy, then affinity only.
+Check checkCgroups(SystemProbe& probe) {
+    const std::optional<std::string> mountinfo = probe.readFile("/proc/self/mountinfo");
+    if (!mountinfo) {
+        return {Verdict::warn, "cgroups",
+                "cannot read /proc/self/mountinfo: cpuset support unknown; core-arbiter may "
+                "only have --backend affinity (no isolation)"};
+    }
+    const std::vector<CgroupMount> mounts = parseCgroupMounts(*mountinfo);
+    std::string v1Cpuset, v2;
+    for (const CgroupMount& m : mounts) {
+        if (m.version == 1 && v1Cpuset.empty() && contains(m.controllers, "cpuset")) {
+            v1Cpuset = m.mountPoint;
+        }
+        if (m.version == 2 && v2.empty()) v2 = m.mountPoint;
+    }
+    const bool v2Offers = !v2.empty() && listsCpuset(probe.readFile(v2 + "/cgroup.controllers"));
+    const bool v2Enables = v2Offers && listsCpuset(probe.readFile(v2 + "/cgroup.subtree_control"));
+    const std::string v1Alternative =
+        v1Cpuset.empty() ? "" : ", or use --backend cgroup-v1 (v1 cpuset at " + v1Cpuset + ")";
+    if (v2Enables) {
+        return {Verdict::ok, "cgroups",
+                "cgroup v2 at " + v2 +
+                    " with cpuset enabled in cgroup.subtree_control: core-arbiter --backend "
+                    "auto uses cgroup-v2 (isolated cores)"};
+    }
+    if (v2Offers) {
+        return {Verdict::warn, "cgroups",
+                "cgroup v2 at " + v2 +
+                    " offers cpuset but its cgroup.subtree_control does not enable it: "
+                    "core-arbiter --backend auto picks cgroup-v2 and cannot create its sets; "
+                    "fix: echo +cpuset > " +
+                    v2 + "/cgroup.subtree_control (as root)" + v1Alternative};
+    }
+    if (!v1Cpuset.empty()) {
+        const std::string v2Note =
+            v2.empty() ? "" : " (cgroup v2 at " + v2 + " has no cpuset controller)";
+        return {Verdict::ok, "cgroups",
+                "cgroup v1 cpuset at " + v1Cpuset + v2Note +
+                    ": core-arbiter --backend auto uses cgroup-v1 (isolated cores)"};
+    }
+    const std::string found =
+        v2.empty() ? "no cgroup v2 mount and no v1 cpuset hierarchy"
+                   : "cgroup v2 at " + v2 + " has no cpuset controller and no v1 cpuset is mounted";
+    return {Verdict::warn, "cgroups",
+            found +
+                ": core-arbiter can only use --backend affinity (cores not isolated from other "
+                "processes); fix: enable the cpuset controller (cgroup v2: echo +cpuset > "
+                "<mount>/cgroup.subtree_control) or mount -t cgroup -o cpuset cpuset <dir>"};
+}
+
+// Root matters only for starting the arbiter with cpusets; with one already running it is moot.
+Check checkRoot(SystemProbe& probe, const ArbiterFacts& arbiter) {
+    const uid_t uid = probe.effectiveUid();
+    if (uid == 0) {
+        return {Verdict::ok, "root", "running as root: core-arbiter can use the cpuset backends"};
+    }
+    const std::string who = "not root (uid " + std::to_string(uid) + ")";
+    if (arbiter.state == ArbiterFacts::State::running) {
+        return {Verdict::ok, "root",
+                who +
+                    ": fine, running programs under arbrun needs no root and the core arbiter "
+                    "is already running"};
+    }
+    return {Verdict::warn, "root",
+            who +
+                ": core-arbiter needs root for the cpuset backends (isolated cores); "
+                "unprivileged it has only --backend affinity; running programs needs no root; "
+                "fix: start core-arbiter as root (packaging/core-arbiter.service)"};
+}
+
+// Without an arbiter arbrun still works, standalone; an arbiter that answers wrongly is broken.
+Check checkArbiter(const ArbiterFacts& a, const std::string& path) {
+    using State = ArbiterFacts::State;
+    switch (a.state) {
+        case State::running:
+            return {Verdict::ok, "arbiter",
+                    "running at " + path + ": " + std::to_string(a.managedCores) +
+                        " managed cores, " + std::to_string(a.processes) +
+                        " processes; arbrun gets its cores from it"};
+        case State::notRunning:
+            return {Verdict::warn, "arbiter",
+                    "not running at " + path + " (" + a.error +
+                        "): arbrun will run standalone (on its CPUs, no sharing by priority); "
+                        "fix: start core-arbiter (as root: systemctl start core-arbiter, or "
+                        "core-arbiter --backend auto), or give its socket with --arbiter PATH"};
+        case State::unreachable:
+            return {Verdict::warn, "arbiter",
+                    "cannot connect to " + path + " (" + a.error +
+                        "): arbrun will run standalone; fix: the socket is mode 0660, join its "
+                        "group or run as its owner"};
+        case State::badReply:
+            break;
+    }
+    return {Verdict::fail, "arbiter",
+            path + " accepts connections but does not answer as a core arbiter (" + a.error +
+                "): arbrun will run standalone; fix: restart core-arbiter from this build"};
+}
+
+// The library arbrun would preload, and whether a program actually runs under it.
+Check checkPreload(SystemProbe& probe) {
+    const PreloadFacts facts = probe.locatePreload();
+    if (!facts.found) return {Verdict::fail, "preload", facts.error};
+    const PreloadTrial trial = probe.tryPreload(facts.path);
+    switch (trial.outcome) {
+        case PreloadTrial::Outcome::runtimeStarted:
+            return {Verdict::ok, "preload",
+                    facts.path + ": /bin/true ran under LD_PRELOAD and the runtime started"};
+        case PreloadTrial::Outcome::ranNatively:
+            return {Verdict::fail, "preload",
+                    facts.path + " loads but the runtime did not start (" + trial.detail +
+                        "): programs run natively under arbrun; fix: see the lines above"};
+        case PreloadTrial::Outcome::failed:
+            break;
+    }
+    return {Verdict::fail, "preload",
+            facts.path + ": /bin/true under LD_PRELOAD failed (" + trial.detail +
+                "); fix: rebuild it (cmake --build build --target arbrun_preload) or set "
+                "ARBRUN_PRELOAD_LIB to a working copy"};
+}
+
+// The words the report and scripts use.
+const char* verdictName(Verdict verdict) {
+    switch (verdict) {
+        case Verdict::ok:
+            return "OK";
+        case Verdict::warn:
+            return "WARN";
+        case Verdict::fail:
+            break;
+    }
+    return "FAIL";
+}
+
+}  // namespace
+
+// The arbiter is asked first: the root line depends on it.
+std::vector<Check> runChecks(SystemProbe& probe, const std::string& arbiterSocket) {
+    const ArbiterFacts arbiter = probe.arbiter(arbiterSocket);
+    std::vector<Check> checks;
+    checks.push_back(checkFsgsbase(probe));
+    checks.push_back(checkGlibc(probe));
+    checks.push_back(checkCgroups(probe));
+    checks.push_back(checkRoot(probe, arbiter));
+    checks.push_back(checkArbiter(arbiter, arbiterSocket));
+    checks.push_back(checkPreload(probe));
+    return checks;
+}
+
+// Fixed columns so the verdicts line up and grep finds "^FAIL".
+std::string formatReport(const std::vector<Check>& checks) {
+    std::string out;
+    size_t counts[3] = {0, 0, 0};
+    for (const Check& c : checks) {
+        std::string verdict = verdictName(c.verdict), name = c.name;
+        verdict.resize(std::max<size_t>(verdict.size(), 4), ' ');
+        name.resize(std::max<size_t>(name.size(), 8), ' ');
+        out += verdict + "  " + name + "  " + c.detail + "\n";
+        ++counts[static_cast<size_t>(c.verdict)];
+    }
+    out += "arbrun doctor: " + std::to_string(counts[0]) + " OK, " + std::to_string(counts[1]) +
+           " WARN, " + std::to_string(counts[2]) + " FAIL\n";
+    return out;
+}
+
+// WARNs cost something but arbrun works; only a FAIL makes the machine unfit.
+int doctorExitStatus(const std::vector<Check>& checks) {
+    for (const Check& c : checks) {
+        if (c.verdict == Verdict::fail) return 1;
+    }
+    return 0;
+}
+
+}  // namespace arbrun

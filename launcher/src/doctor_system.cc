@@ -1,0 +1,216 @@
+// Real answers: the runtime's own platform checks, files, the arbiter's socket (observer hello +
+// status, as arbctl does), and a trial run of /bin/true under the preload library.
+#include "doctor_system.h"
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <variant>
+
+#include "arbproto/io.h"
+#include "arbrt/platform.h"
+#include "child_process.h"
+#include "launch.h"
+#include "preload_library.h"
+#include "scratch_file.h"
+
+namespace arbrun {
+namespace {
+
+// A hung arbiter (or something else on its socket) must not hang the doctor.
+constexpr int kArbiterTimeoutSeconds = 2;
+constexpr int kTrialTimeoutMs = 10'000;
+
+// A connected Unix stream socket, or -1 with errno set.
+int connectTo(const std::string& path) {
+    sockaddr_un addr{};
+    if (path.size() >= sizeof addr.sun_path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    const timeval timeout{kArbiterTimeoutSeconds, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+    int rc;
+    do {
+        rc = connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) {
+        const int err = errno;
+        close(fd);
+        errno = err;
+        return -1;
+    }
+    return fd;
+}
+
+// The next arbiter message, which must be a T; an ERROR reply or anything else is an error.
+template <typename T>
+bool expect(arbproto::ServerStream* stream, T* out, std::string* error) {
+    arbproto::ServerMessage reply;
+    if (stream->next(&reply, error) != arbproto::ServerStream::Result::kMessage) {
+        if (error->empty()) *error = "connection closed";
+        return false;
+    }
+    if (auto* e = std::get_if<arbproto::ErrorReply>(&reply)) {
+        *error = "arbiter error: " + e->text;
+        return false;
+    }
+    if (auto* t = std::get_if<T>(&reply)) {
+        *out = std::move(*t);
+        return true;
+    }
+    *error = "unexpected reply";
+    return false;
+}
+
+// HELLO as an observer, then STATUS_QUERY: the protocol's read-only path, as arbctl uses it.
+bool askStatus(int fd, ArbiterFacts* facts, std::string* error) {
+    arbproto::ServerStream stream(fd);
+    arbproto::Hello hello;
+    hello.role = arbproto::Role::kObserver;
+    arbproto::HelloReply helloReply;
+    arbproto::StatusReply status;
+    if (!arbproto::sendMessage(fd, hello, error) || !expect(&stream, &helloReply, error) ||
+        !arbproto::sendMessage(fd, arbproto::StatusQuery{}, error) ||
+        !expect(&stream, &status, error)) {
+        return false;
+    }
+    facts->managedCores = status.managed.size();
+    facts->processes = status.processes.size();
+    return true;
+}
+
+// The first line of `text` that says something, for a one-line detail.
+std::string firstLine(const std::string& text, const std::string& containing = "") {
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        if (!line.empty() && line.find(containing) != std::string::npos) return line;
+    }
+    return "";
+}
+
+// How a finished child ended, in words.
+std::string describeEnd(int status) {
+    if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
+    if (WIFSIGNALED(status)) {
+        return std::string("killed by signal ") + std::to_string(WTERMSIG(status)) + " (" +
+               strsignal(WTERMSIG(status)) + ")";
+    }
+    return "ended oddly";
+}
+
+// Classifies the trial from its exit and what ld.so and the runtime wrote. The runtime's verbose
+// line "arbrun: runtime started ..." (preload/src/startup.cc) is the sign that it took over.
+PreloadTrial judgeTrial(const ChildResult& result, const std::string& stderrText) {
+    using Outcome = PreloadTrial::Outcome;
+    if (result.execFailed) return {Outcome::failed, result.execError};
+    if (result.timedOut) return {Outcome::failed, "/bin/true did not finish in 10 s"};
+    const std::string ldso = firstLine(stderrText, "cannot be preloaded");
+    if (!ldso.empty()) return {Outcome::failed, ldso};
+    if (!WIFEXITED(result.waitStatus) || WEXITSTATUS(result.waitStatus) != 0) {
+        const std::string line = firstLine(stderrText);
+        return {Outcome::failed,
+                describeEnd(result.waitStatus) + (line.empty() ? "" : ": " + line)};
+    }
+    if (stderrText.find("arbrun: runtime started") != std::string::npos) {
+        return {Outcome::runtimeStarted, ""};
+    }
+    const std::string why = firstLine(stderrText, "arbrun:");
+    return {Outcome::ranNatively, why.empty() ? "no word from the runtime" : why};
+}
+
+class RealSystemProbe final : public SystemProbe {
+  public:
+    bool hasFsgsbase() override { return arbrt::fsgsbaseAvailable(); }
+
+    GlibcFacts glibc() override {
+        GlibcFacts facts;
+        facts.version = arbrt::glibcVersion();
+        facts.supported = arbrt::glibcLayoutSupported(&facts.why);
+        return facts;
+    }
+
+    std::optional<std::string> readFile(const std::string& path) override {
+        std::ifstream in(path);
+        if (!in) return std::nullopt;
+        std::ostringstream text;
+        text << in.rdbuf();
+        return text.str();
+    }
+
+    uid_t effectiveUid() override { return geteuid(); }
+
+    ArbiterFacts arbiter(const std::string& socketPath) override {
+        ArbiterFacts facts;
+        const int fd = connectTo(socketPath);
+        if (fd < 0) {
+            const int err = errno;
+            facts.state = err == ENOENT || err == ECONNREFUSED || err == ENOTDIR
+                              ? ArbiterFacts::State::notRunning
+                              : ArbiterFacts::State::unreachable;
+            facts.error = std::strerror(err);
+            return facts;
+        }
+        facts.state = askStatus(fd, &facts, &facts.error) ? ArbiterFacts::State::running
+                                                          : ArbiterFacts::State::badReply;
+        close(fd);
+        return facts;
+    }
+
+    PreloadFacts locatePreload() override {
+        PreloadFacts facts;
+        facts.found =
+            locatePreloadLibrary(std::getenv("ARBRUN_PRELOAD_LIB"), &facts.path, &facts.error);
+        return facts;
+    }
+
+    // /bin/true with the environment `arbrun --standalone --cores 1 --verbose` would give it
+    // (standalone: the trial must not take cores from the arbiter), stderr into a scratch file.
+    PreloadTrial tryPreload(const std::string& library) override {
+        std::string error;
+        const int errFd = openScratchFile(&error);
+        if (errFd < 0) return {PreloadTrial::Outcome::failed, error};
+        const int nullFd = open("/dev/null", O_RDWR | O_CLOEXEC);
+        arbconfig::Config config;
+        config.standalone = true;
+        config.verbose = true;
+        config.minCores = config.maxCores = 1;
+        ChildSpec spec;
+        spec.command = {"/bin/true"};
+        spec.environment = programEnvironment(config, library, nullptr);
+        spec.stdinFd = spec.stdoutFd = nullFd;
+        spec.stderrFd = errFd;
+        spec.timeoutMs = kTrialTimeoutMs;
+        ChildResult result;
+        PreloadTrial trial;
+        if (runChild(spec, &result, &error)) {
+            trial = judgeTrial(result, readScratchFile(errFd));
+        } else {
+            trial = {PreloadTrial::Outcome::failed, error};
+        }
+        if (nullFd >= 0) close(nullFd);
+        close(errFd);
+        return trial;
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<SystemProbe> makeSystemProbe() {
+    return std::make_unique<RealSystemProbe>();
+}
+
+}  // namespace arbrun

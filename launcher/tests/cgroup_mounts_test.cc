@@ -1,0 +1,63 @@
+// /proc/self/mountinfo parsing for arbrun doctor's cgroup check.
+#include <gtest/gtest.h>
+
+#include "cgroup_mounts.h"
+
+namespace arbrun {
+namespace {
+
+using Strings = std::vector<std::string>;
+
+TEST(ParseCgroupMounts, HybridHost) {
+    const auto mounts = parseCgroupMounts(
+        "23 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n"
+        "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+        "34 31 0:31 / /sys/fs/cgroup/cpuset rw,relatime shared:9 - cgroup cgroup rw,cpuset\n"
+        "32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n"
+        "40 31 0:37 / /sys/fs/cgroup/systemd rw - cgroup cgroup rw,xattr,name=systemd\n"
+        "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw,nsdelegate\n");
+    ASSERT_EQ(mounts.size(), 4u);
+    EXPECT_EQ(mounts[0].version, 1);
+    EXPECT_EQ(mounts[0].mountPoint, "/sys/fs/cgroup/cpuset");
+    EXPECT_EQ(mounts[0].controllers, (Strings{"rw", "cpuset"}));
+    EXPECT_EQ(mounts[1].controllers, (Strings{"rw", "cpu", "cpuacct"}));
+    EXPECT_EQ(mounts[2].controllers, (Strings{"rw", "xattr", "name=systemd"}));
+    EXPECT_EQ(mounts[3].version, 2);
+    EXPECT_EQ(mounts[3].mountPoint, "/sys/fs/cgroup/unified");
+    EXPECT_TRUE(mounts[3].controllers.empty());
+}
+
+TEST(ParseCgroupMounts, SeveralOptionalFields) {
+    const auto mounts = parseCgroupMounts(
+        "30 23 0:26 / /sys/fs/cgroup rw,nosuid shared:4 master:1 propagate_from:2 - cgroup2 "
+        "cgroup2 rw,nsdelegate,memory_recursiveprot\n");
+    ASSERT_EQ(mounts.size(), 1u);
+    EXPECT_EQ(mounts[0].version, 2);
+    EXPECT_EQ(mounts[0].mountPoint, "/sys/fs/cgroup");
+}
+
+TEST(ParseCgroupMounts, OctalEscapesInTheMountPoint) {
+    const auto mounts =
+        parseCgroupMounts("50 1 0:40 / /mnt/my\\040cg\\134x rw - cgroup none rw,cpuset\n");
+    ASSERT_EQ(mounts.size(), 1u);
+    EXPECT_EQ(mounts[0].mountPoint, "/mnt/my cg\\x");
+}
+
+TEST(ParseCgroupMounts, MalformedLinesAreSkipped) {
+    const auto mounts = parseCgroupMounts(
+        "garbage\n"
+        "1 2 3 - cgroup\n"
+        "60 1 0:41 / /c rw - cgroup\n"  // no source: malformed
+        "\n"
+        "61 1 0:42 / /ok rw - cgroup2 cgroup2");  // no super options, no final newline
+    ASSERT_EQ(mounts.size(), 1u);
+    EXPECT_EQ(mounts[0].mountPoint, "/ok");
+}
+
+TEST(ParseCgroupMounts, NoCgroups) {
+    EXPECT_TRUE(parseCgroupMounts("").empty());
+    EXPECT_TRUE(parseCgroupMounts("23 1 8:1 / / rw - ext4 /dev/sda1 rw\n").empty());
+}
+
+}  // namespace
+}  // namespace arbrun
