@@ -72,51 +72,9 @@ modes() {
     fi
 }
 
-# Deterministic, compressible input: 8 MiB of pseudo-text with a few random runs (8 blocks or
-# jobs of 1 MiB for xz and zstd, 64 of pigz's 128 KiB blocks: work for all 4 threads).
-make_text() {
-    "$PY" - "$1" <<'EOF'
-import random, sys
-rng = random.Random(20240501)
-words = [bytes(rng.choice(b"abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 9))) for _ in range(4096)]
-out = bytearray()
-while len(out) < 8 << 20:
-    if rng.random() < 0.005:
-        out += rng.randbytes(rng.randint(64, 4096))
-    else:
-        out += b" ".join(rng.choices(words, k=64)) + b"\n"
-open(sys.argv[1], "wb").write(out[: 8 << 20])
-EOF
-}
-
-# Deterministic synthetic video: 320x240 4:2:0, 48 frames of textured planes that move and
-# change between frames (so that motion search and frame threads have work), values 16..235.
-make_y4m() {
-    "$PY" - "$1" <<'EOF'
-import random, sys
-W, H, FRAMES = 320, 240, 48
-rng = random.Random(4242)
-table = bytes(16 + (i * 219) // 255 for i in range(256))
-tex = rng.randbytes(1 << 20).translate(table)
-smooth = bytes(16 + ((i // 7) * 13) % 219 for i in range(1 << 20))
-with open(sys.argv[1], "wb") as f:
-    f.write(b"YUV4MPEG2 W%d H%d F25:1 Ip A1:1 C420jpeg\n" % (W, H))
-    for n in range(FRAMES):
-        f.write(b"FRAME\n")
-        y = bytearray()
-        for r in range(H):
-            src = smooth if (r // 40 + n // 12) % 2 else tex
-            off = (r * 1031 + n * 3 * (1 + r // 60) + (r // 16) * 17) % ((1 << 20) - W)
-            y += src[off:off + W]
-        f.write(y)
-        for plane in range(2):
-            c = bytearray()
-            for r in range(H // 2):
-                off = (r * 977 + n * 2 + plane * 4099) % ((1 << 20) - W // 2)
-                c += smooth[off:off + W // 2]
-            f.write(c)
-EOF
-}
+# Deterministic inputs (make_text, make_y4m), shared with bench/real-programs/compare.sh.
+# shellcheck source=inputs.sh
+source "$here/inputs.sh"
 
 # Compressors: output must decompress to the input and be byte-identical between modes.
 compressor() {
