@@ -123,7 +123,7 @@ void Arbiter::onMessage(ConnId conn, const arbproto::ClientMessage& message,
                 k->state == CarrierState::kIdle) {
                 k->state = CarrierState::kWaiting;
             } else if (auto* m = std::get_if<arbproto::ReleaseDone>(&message)) {
-                releaseDone(*k, *m);
+                releaseDone(*k, *m, now);
             } else if (std::holds_alternative<arbproto::Goodbye>(message)) {
                 removeCarrier(k->id, true);
             } else {
@@ -311,7 +311,7 @@ void Arbiter::setRequest(ConnId conn, Process& p, const arbproto::SetRequest& m,
 
 // A carrier gave its core back. Only the current generation counts; the released carrier is moved
 // to the unmanaged set in flush(), after the core's next grant went out.
-void Arbiter::releaseDone(Carrier& carrier, const arbproto::ReleaseDone& m) {
+void Arbiter::releaseDone(Carrier& carrier, const arbproto::ReleaseDone& m, Clock::time_point now) {
     bool holds = carrier.state == CarrierState::kGranted ||
                  carrier.state == CarrierState::kReleasing ||
                  carrier.state == CarrierState::kForcedOut;
@@ -323,6 +323,11 @@ void Arbiter::releaseDone(Carrier& carrier, const arbproto::ReleaseDone& m) {
     }
     Process* p = processOf(carrier.session);
     cancelDeadline(carrier);
+    if (carrier.state == CarrierState::kReleasing) {
+        const double latency = seconds(now - carrier.releaseAskedAt);
+        counters_.releaseLatency.observe(latency);
+        counters_.recentReleaseLatency.observe(latency);
+    }
     if (carrier.state != CarrierState::kForcedOut) {
         freeCore(carrier.core);
         counters_.releases++;
@@ -520,6 +525,7 @@ bool Arbiter::grant(Process& p, int core, Clock::time_point now) {
 // Asks for the core through the page and arms the forced-reclaim deadline for this generation.
 void Arbiter::revoke(Process& p, Carrier& carrier, Clock::time_point now) {
     carrier.state = CarrierState::kReleasing;
+    carrier.releaseAskedAt = now;
     p.page->set(carrier.core, true);
     carrier.deadline = releaseDeadlines_.emplace(now + cfg_.releaseTimeout,
                                                  Deadline{carrier.id, carrier.generation});

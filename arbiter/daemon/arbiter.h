@@ -95,6 +95,7 @@ class Arbiter {
         int core = -1;  // set in kGranted, kReleasing, kForcedOut
         uint64_t generation = 0;
         std::optional<Deadlines::iterator> deadline;  // while kReleasing
+        Clock::time_point releaseAskedAt{};           // while kReleasing: when revoke() asked
     };
     struct Process {
         uint64_t session = 0;
@@ -122,7 +123,7 @@ class Arbiter {
     void attach(ConnId conn, Conn& c, const arbproto::Attach& m);
     bool claim(Process& p, Carrier& carrier, int core, arbproto::AttachReply* reply);
     void setRequest(ConnId conn, Process& p, const arbproto::SetRequest& m, Clock::time_point now);
-    void releaseDone(Carrier& carrier, const arbproto::ReleaseDone& m);
+    void releaseDone(Carrier& carrier, const arbproto::ReleaseDone& m, Clock::time_point now);
     void fail(ConnId conn, arbproto::ErrorCode code, const std::string& why);
 
     void rebalance(Clock::time_point now);

@@ -1,6 +1,10 @@
 #include "metrics.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cmath>
 
 namespace arbd {
 
@@ -32,6 +36,36 @@ void Histogram::render(const std::string& name, const std::string& help, std::st
     }
     snprintf(line, sizeof(line), "%s_sum %.9f\n%s_count %llu\n", name.c_str(), sum_, name.c_str(),
              static_cast<unsigned long long>(count_));
+    *out += line;
+}
+
+void RecentQuantiles::observe(double seconds) {
+    if (ring_.size() < kCapacity) {
+        ring_.push_back(seconds);
+    } else {
+        ring_[next_] = seconds;
+    }
+    next_ = (next_ + 1) % kCapacity;
+}
+
+double RecentQuantiles::quantile(double q) const {
+    if (ring_.empty()) return 0;
+    std::vector<double> sorted = ring_;
+    std::sort(sorted.begin(), sorted.end());
+    const size_t rank = size_t(std::ceil(q * double(sorted.size())));
+    return sorted[rank == 0 ? 0 : std::min(rank, sorted.size()) - 1];
+}
+
+void RecentQuantiles::render(const std::string& name, const std::string& help,
+                             std::string* out) const {
+    char line[256];
+    *out += "# HELP " + name + " " + help + "\n# TYPE " + name + " gauge\n";
+    for (const char* q : {"0.5", "0.99", "1"}) {
+        snprintf(line, sizeof(line), "%s{quantile=\"%s\"} %.9f\n", name.c_str(), q,
+                 quantile(std::atof(q)));
+        *out += line;
+    }
+    snprintf(line, sizeof(line), "%s_count %zu\n", name.c_str(), ring_.size());
     *out += line;
 }
 
@@ -76,6 +110,11 @@ std::string renderMetrics(const Counters& c, const Gauges& g) {
            g.pendingReleases);
     c.grantLatency.render("arbiter_grant_latency_seconds",
                           "Time from a core being due to a process to the grant being sent.", &out);
+    c.releaseLatency.render("arbiter_release_latency_seconds",
+                            "Time from asking a process for a core to its release.", &out);
+    c.recentReleaseLatency.render(
+        "arbiter_release_latency_recent_seconds",
+        "Quantiles of the latest cooperative release latencies (up to 4096).", &out);
     return out;
 }
 

@@ -23,6 +23,22 @@ class Histogram {
     uint64_t count_ = 0;
 };
 
+// The most recent observations (a ring of kCapacity), for exact quantiles of what happened lately
+// (a benchmark's release latency), next to the cumulative histogram.
+class RecentQuantiles {
+  public:
+    static constexpr size_t kCapacity = 4096;
+    void observe(double seconds);
+    // Renders `name{quantile="0.5"|"0.99"|"1"}` gauges and `name_count` (observations kept).
+    void render(const std::string& name, const std::string& help, std::string* out) const;
+    // The q-quantile (0..1, nearest rank) of the kept observations; 0 when there are none.
+    double quantile(double q) const;
+
+  private:
+    std::vector<double> ring_;
+    size_t next_ = 0;
+};
+
 struct Counters {
     uint64_t grants = 0;
     uint64_t releases = 0;  // cooperative, acknowledged by the client
@@ -35,6 +51,8 @@ struct Counters {
     uint64_t clampedRequests = 0;
     uint64_t adoptedCarriers = 0;
     Histogram grantLatency;
+    Histogram releaseLatency;  // cooperative releases: asked (revoke) to RELEASE_DONE
+    RecentQuantiles recentReleaseLatency;
 };
 
 struct Gauges {

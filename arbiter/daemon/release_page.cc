@@ -2,8 +2,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <new>
@@ -45,6 +48,15 @@ std::unique_ptr<ReleasePage> ReleasePage::create(Sys& sys, uint64_t epoch, int* 
     }
     *fdToSend = fd;
     return std::unique_ptr<ReleasePage>(new ReleasePage(page));
+}
+
+void ReleasePage::set(int core, bool on) {
+    page_->release[core].store(on ? 1 : 0, std::memory_order_relaxed);
+    if (!on) return;
+    page_->releaseSeq.fetch_add(1, std::memory_order_release);
+    // Shared futex (the memfd is mapped by the client too): no FUTEX_PRIVATE_FLAG. Cannot fail in
+    // a way that matters (no waiter is fine), so no error path.
+    syscall(SYS_futex, &page_->releaseSeq, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
 }
 
 ReleasePage::~ReleasePage() {

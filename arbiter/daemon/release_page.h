@@ -18,10 +18,10 @@ class ReleasePage {
     static std::unique_ptr<ReleasePage> create(Sys& sys, uint64_t epoch, int* fdToSend,
                                                std::string* error);
     ~ReleasePage();
-    // Relaxed stores: the client only needs to see the flag eventually; the socket orders the rest.
-    void set(int core, bool on) {
-        page_->release[core].store(on ? 1 : 0, std::memory_order_relaxed);
-    }
+    // Relaxed flag stores: the client only needs to see the flag eventually; the socket orders
+    // the rest. Setting one also bumps and wakes releaseSeq, so a client sleeping on it reacts at
+    // once (its fast release) instead of at its dispatcher's next pass.
+    void set(int core, bool on);
     bool isSet(int core) const { return page_->release[core].load(std::memory_order_relaxed) != 0; }
 
     ReleasePage(const ReleasePage&) = delete;

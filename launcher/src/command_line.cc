@@ -119,6 +119,15 @@ void registerRunOptions(Options* o) {
         },
         "Priority at the core arbiter: 0 highest, 7 lowest. Default 3");
     addValueOption(
+        o, "--time-slice", "US", arbconfig::kTimeSliceForm,
+        [](std::string_view v, Invocation* inv, std::string* e) {
+            return arbconfig::parseTimeSlice(v, &inv->config, e);
+        },
+        "How long a thread may compute without calling anything while\n"
+        "others wait for its core, before it is preempted (at a safe point:\n"
+        "never inside libc or arbrun). Also how fast a core the arbiter asks\n"
+        "for is given back by such a thread. 0: never preempt. Default 10000");
+    addValueOption(
         o, "--class", "RULE=CLASS", arbconfig::kClassRuleForm,
         [](std::string_view v, Invocation* inv, std::string* e) {
             return arbconfig::parseClassRule(v, &inv->config.classRules.emplace_back(), e);

@@ -56,6 +56,8 @@ TEST(ParseCommandLine, StandaloneFlag) {
 
 TEST(ParseCommandLine, LastValueWins) {
     EXPECT_EQ(parseOk({"--priority", "1", "--priority", "6", "--", "p"}).config.priority, 6);
+    EXPECT_EQ(parseOk({"--time-slice", "0", "--", "p"}).config.timeSliceUs, 0u);
+    EXPECT_EQ(parseOk({"--time-slice", "500", "--", "p"}).config.timeSliceUs, 500u);
 }
 
 TEST(ParseCommandLine, ProgramArgumentsAreNotParsed) {
@@ -118,6 +120,13 @@ TEST(ParseCommandLine, BadValuesNameTheOptionAndForm) {
                   .rfind("--default-class: 'idle' is not valid", 0),
               0u);
     EXPECT_EQ(parseError({"--arbiter=", "--", "p"}).rfind("--arbiter: a value is required", 0), 0u);
+    for (const char* bad : {"99", "1000001", "-1", "1ms", ""}) {
+        EXPECT_EQ(parseError({"--time-slice", bad, "--", "p"}),
+                  "--time-slice: '" + std::string(bad) +
+                      "' is not valid; expected 0 (never preempt) or microseconds from 100 to "
+                      "1000000")
+            << bad;
+    }
     // An earlier bad value is an error even when a later one is good.
     EXPECT_EQ(parseError({"--cores", "0", "--cores", "2", "--", "p"}).rfind("--cores:", 0), 0u);
 }

@@ -35,7 +35,7 @@ ClassRule rule(std::string_view text) {
     return r;
 }
 
-TEST(ToEnvironment, DefaultsWriteAllEightVariablesInOrder) {
+TEST(ToEnvironment, DefaultsWriteEveryVariableInOrder) {
     const auto env = toEnvironment(Config{});
     const std::vector<std::pair<std::string, std::string>> expected = {
         {"ARBRUN_CORES", "1:"},
@@ -46,6 +46,7 @@ TEST(ToEnvironment, DefaultsWriteAllEightVariablesInOrder) {
         {"ARBRUN_STANDALONE", "0"},
         {"ARBRUN_STATS", "0"},
         {"ARBRUN_VERBOSE", "0"},
+        {"ARBRUN_TIME_SLICE_US", "10000"},
     };
     EXPECT_EQ(env, expected);
 }
@@ -59,6 +60,7 @@ TEST(ToEnvironment, ValuesOfEveryField) {
     c.defaultClass = ThreadClass::batch;
     c.arbiterSocket = "/tmp/x.sock";
     c.standalone = c.stats = c.verbose = true;
+    c.timeSliceUs = 0;
     const Env env = asMap(c);
     EXPECT_EQ(env.at("ARBRUN_CORES"), "2:6");
     EXPECT_EQ(env.at("ARBRUN_PRIORITY"), "0");
@@ -68,6 +70,7 @@ TEST(ToEnvironment, ValuesOfEveryField) {
     EXPECT_EQ(env.at("ARBRUN_STANDALONE"), "1");
     EXPECT_EQ(env.at("ARBRUN_STATS"), "1");
     EXPECT_EQ(env.at("ARBRUN_VERBOSE"), "1");
+    EXPECT_EQ(env.at("ARBRUN_TIME_SLICE_US"), "0");
     c.maxCores = 2;
     EXPECT_EQ(asMap(c).at("ARBRUN_CORES"), "2");
 }
@@ -122,7 +125,8 @@ TEST(FromEnvironment, ReadsEachVariable) {
                      {"ARBRUN_ARBITER", "/a.sock"},
                      {"ARBRUN_STANDALONE", "yes"},
                      {"ARBRUN_STATS", "true"},
-                     {"ARBRUN_VERBOSE", "on"}};
+                     {"ARBRUN_VERBOSE", "on"},
+                     {"ARBRUN_TIME_SLICE_US", "250"}};
     Config c;
     std::string error;
     ASSERT_TRUE(readEnv(env, &c, &error)) << error;
@@ -137,6 +141,7 @@ TEST(FromEnvironment, ReadsEachVariable) {
     EXPECT_TRUE(c.standalone);
     EXPECT_TRUE(c.stats);
     EXPECT_TRUE(c.verbose);
+    EXPECT_EQ(c.timeSliceUs, 250u);
 }
 
 TEST(FromEnvironment, BooleanForms) {
@@ -180,6 +185,8 @@ TEST(FromEnvironment, RejectsMalformedValuesNamingTheVariable) {
         {"ARBRUN_STANDALONE", "2", "ARBRUN_STANDALONE: '2' is not valid"},
         {"ARBRUN_STATS", "TRUE", "ARBRUN_STATS: 'TRUE' is not valid"},
         {"ARBRUN_VERBOSE", "maybe", "ARBRUN_VERBOSE: 'maybe' is not valid"},
+        {"ARBRUN_TIME_SLICE_US", "99", "ARBRUN_TIME_SLICE_US: '99' is not valid"},
+        {"ARBRUN_TIME_SLICE_US", "1000001", "ARBRUN_TIME_SLICE_US: '1000001' is not valid"},
     };
     for (const auto& c : cases) {
         Env env = {{"ARBRUN_CORES", "4"}, {"ARBRUN_PRIORITY", "1"}};

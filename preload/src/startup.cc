@@ -136,7 +136,10 @@ Mode decideMode() {
     }
     arbrt::RuntimeOptions options;
     options.numCores = int(config().maxCores);
-    options.preemptSignal = installCarrierSignalHandler();
+    if (config().timeSliceUs != 0) {
+        options.preemptSignal = installCarrierSignalHandler();
+        options.timeSliceNs = uint64_t(config().timeSliceUs) * 1000;
+    }
     arbrt::setHostThreadApi({ARBRUN_REAL(pthread_create), ARBRUN_REAL(pthread_join)});
     if (!config().standalone) connectArbiter(&options);
     if (options.coreProvider) {

@@ -13,6 +13,7 @@
 #include "io_poller.h"
 #include "overflow.h"
 #include "preempt.h"
+#include "release_watcher.h"
 #include "runtime_state.h"
 
 namespace arbrt {
@@ -91,6 +92,7 @@ std::optional<Error> requestCores(RuntimeState& rt, const RuntimeOptions& o) {
 void stopCarriers(RuntimeState& rt, int started) {
     rt.stopping.store(true, std::memory_order_release);
     for (int i = 0; i < started; ++i) wakeCarrier(&rt.cores[i]);
+    stopReleaseWatcher();
     stopMonitorAndSpares();
     stopPoller();
     for (int i = 0; i < started; ++i) gHost.join(rt.carriers[i].thread, nullptr);
@@ -132,11 +134,15 @@ std::optional<Error> startRuntime(const RuntimeOptions& options) {
     }
     gRuntime = rt;
     initPreemption();
-    if (!startMonitor() || !startPoller()) {
+    if (!startMonitor() || !startPoller() || !startReleaseWatcher()) {
+        rt->stopping.store(true, std::memory_order_release);
+        stopReleaseWatcher();
         stopMonitorAndSpares();
+        stopPoller();
         gRuntime = nullptr;
         delete rt;
-        return Error{Errc::systemError, "cannot create the runtime's monitor or poller thread"};
+        return Error{Errc::systemError,
+                     "cannot create the runtime's monitor, poller or release-watcher thread"};
     }
     for (int i = 0; i < rt->numCores; ++i) {
         if (int err =

@@ -50,6 +50,10 @@ struct RuntimeState {
     std::atomic<bool> monitorNapping{false};           // sleeping longer than its shortest period
     std::atomic<uint64_t> coresLent{0};                // blocking calls whose core was lent
 
+    // Fast release (release_watcher.cc), arbiter mode only.
+    pthread_t releaseWatcherThread{};
+    bool releaseWatcherStarted = false;
+
     alignas(64) std::atomic<uint64_t> threadsCreated{0};  // by kernel threads that are not carriers
     std::atomic<uint64_t> liveThreads{0};
     std::atomic<uint64_t> peakLiveThreads{0};

@@ -1,6 +1,7 @@
 #include "arbclient/client.h"
 
 #include <errno.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <ctime>
 #include <thread>
 
 namespace arbclient {
@@ -307,6 +309,18 @@ int CoreArbiterClient::blockUntilCoreAvailable() {
 
 // Forgets the core locally first, then acknowledges with the grant's generation (a stale one is
 // ignored by the arbiter). While the arbiter is away there is nobody to tell.
+bool CoreArbiterClient::waitForReleaseRequests(uint32_t* seen, uint64_t timeoutNs) {
+    const uint32_t before = page_->releaseSeq.load(std::memory_order_acquire);
+    if (before == *seen) {
+        timespec ts{time_t(timeoutNs / 1'000'000'000), long(timeoutNs % 1'000'000'000)};
+        syscall(SYS_futex, &page_->releaseSeq, FUTEX_WAIT, before, &ts, nullptr, 0);
+    }
+    const uint32_t now = page_->releaseSeq.load(std::memory_order_acquire);
+    if (now == *seen) return false;
+    *seen = now;
+    return true;
+}
+
 void CoreArbiterClient::releaseCore(int coreId) {
     std::lock_guard lock(mu_);
     auto it = byCore_.find(coreId);

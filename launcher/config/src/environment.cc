@@ -86,7 +86,7 @@ bool parseRules(std::string_view value, std::vector<ClassRule>* rules, std::stri
 
 }  // namespace
 
-// All eight variables, always: a launcher must override whatever its own environment held.
+// All variables, always: a launcher must override whatever its own environment held.
 std::vector<std::pair<std::string, std::string>> toEnvironment(const Config& config) {
     std::string rules;
     for (const ClassRule& rule : config.classRules) {
@@ -103,6 +103,7 @@ std::vector<std::pair<std::string, std::string>> toEnvironment(const Config& con
         {kEnvStandalone, flag(config.standalone)},
         {kEnvStats, flag(config.stats)},
         {kEnvVerbose, flag(config.verbose)},
+        {kEnvTimeSlice, std::to_string(config.timeSliceUs)},
     };
 }
 
@@ -130,6 +131,10 @@ bool fromEnvironment(const std::function<const char*(const char*)>& lookup, Conf
     }
     if (!(v = value(kEnvArbiter)).empty() &&
         !detail::parseArbiterPathAs(kEnvArbiter, v, &next, error)) {
+        return false;
+    }
+    if (!(v = value(kEnvTimeSlice)).empty() &&
+        !detail::parseTimeSliceAs(kEnvTimeSlice, v, &next, error)) {
         return false;
     }
     const std::pair<const char*, bool*> flags[] = {

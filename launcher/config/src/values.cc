@@ -56,6 +56,18 @@ bool parsePriorityAs(std::string_view label, std::string_view text, Config* conf
     return true;
 }
 
+// 0 turns preemption off; otherwise bounded so that the monitor's checks stay cheap (>= 100 us)
+// and a computing thread cannot hold a core for more than a second.
+bool parseTimeSliceAs(std::string_view label, std::string_view text, Config* config,
+                      std::string* error) {
+    uint64_t value = 0;
+    if (!parseDecimal(text, kMaxTimeSliceUs, &value) || (value != 0 && value < kMinTimeSliceUs)) {
+        return invalid(label, text, "", kTimeSliceForm, error);
+    }
+    config->timeSliceUs = static_cast<uint32_t>(value);
+    return true;
+}
+
 // Exact, lowercase names: the same spelling in options, environment and messages.
 bool parseThreadClassAs(std::string_view label, std::string_view text, ThreadClass* out,
                         std::string* error) {
@@ -106,6 +118,10 @@ bool parseCores(std::string_view text, Config* config, std::string* error) {
 
 bool parsePriority(std::string_view text, Config* config, std::string* error) {
     return detail::parsePriorityAs("--priority", text, config, error);
+}
+
+bool parseTimeSlice(std::string_view text, Config* config, std::string* error) {
+    return detail::parseTimeSliceAs("--time-slice", text, config, error);
 }
 
 bool parseThreadClass(std::string_view text, ThreadClass* out, std::string* error) {

@@ -53,6 +53,11 @@ class CoreArbiterClient final : public CoreProvider {
                page_->release[coreId].load(std::memory_order_relaxed) != 0;
     }
     void releaseCore(int coreId) override;
+    bool hasReleaseWakeups() const override { return true; }
+    // Sleeps on the page's releaseSeq (a futex in the shared memfd; the mapping is read-only,
+    // which FUTEX_WAIT allows). A reconnect swaps the page under a sleeper: the time-out bounds
+    // how long it keeps waiting on the old one.
+    bool waitForReleaseRequests(uint32_t* seen, uint64_t timeoutNs) override;
 
     // Makes blocked and future blockUntilCoreAvailable calls return -1 (e.g. at runtime shutdown).
     void shutdown();

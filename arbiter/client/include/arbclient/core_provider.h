@@ -28,6 +28,17 @@ class CoreProvider {
 
     // The carrier on `coreId` has stopped using it; it then calls blockUntilCoreAvailable() again.
     virtual void releaseCore(int coreId) = 0;
+
+    // Fast release: whether waitForReleaseRequests() can block until the arbiter asks for a core
+    // (the default provider cannot: callers then rely on the dispatchers' polling).
+    virtual bool hasReleaseWakeups() const { return false; }
+    // Blocks until the arbiter has asked for a core since the caller last saw `*seen` (updated), or
+    // until timeoutNs passed. True when something was asked; then mustReleaseCore() says which.
+    virtual bool waitForReleaseRequests(uint32_t* seen, uint64_t timeoutNs) {
+        (void)seen;
+        (void)timeoutNs;
+        return false;
+    }
 };
 
 }  // namespace arbclient

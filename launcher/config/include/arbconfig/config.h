@@ -51,6 +51,7 @@ struct Config {
     bool standalone = false;                                 // --standalone
     bool stats = false;                                      // --stats
     bool verbose = false;                                    // --verbose
+    uint32_t timeSliceUs = 10'000;  // --time-slice US; 0 = threads are never preempted
 
     friend bool operator==(const Config&, const Config&) = default;
 };
@@ -66,6 +67,9 @@ inline constexpr std::string_view kClassRuleForm =
     "RULE=CLASS with RULE sym:GLOB, name:GLOB, caller:GLOB or index:N[-M] and CLASS normal, "
     "exclusive or batch";
 inline constexpr std::string_view kArbiterForm = "a Unix socket path of 1 to 107 bytes";
+inline constexpr uint32_t kMinTimeSliceUs = 100, kMaxTimeSliceUs = 1'000'000;
+inline constexpr std::string_view kTimeSliceForm =
+    "0 (never preempt) or microseconds from 100 to 1000000";
 
 // Option parsers. Each validates one option's text; on success it fills its output and returns
 // true; on error it leaves the output unchanged, returns false and sets *error (if not null) to one
@@ -73,6 +77,7 @@ inline constexpr std::string_view kArbiterForm = "a Unix socket path of 1 to 107
 bool parseCores(std::string_view text, Config* config, std::string* error);
 bool parsePriority(std::string_view text, Config* config, std::string* error);
 bool parseClassRule(std::string_view text, ClassRule* rule, std::string* error);
+bool parseTimeSlice(std::string_view text, Config* config, std::string* error);
 bool parseThreadClass(std::string_view text, ThreadClass* out, std::string* error);
 bool parseArbiterPath(std::string_view text, Config* config, std::string* error);
 
@@ -92,8 +97,9 @@ inline constexpr const char* kEnvArbiter = "ARBRUN_ARBITER";             // sock
 inline constexpr const char* kEnvStandalone = "ARBRUN_STANDALONE";       // 1 | 0
 inline constexpr const char* kEnvStats = "ARBRUN_STATS";                 // 1 | 0
 inline constexpr const char* kEnvVerbose = "ARBRUN_VERBOSE";             // 1 | 0
+inline constexpr const char* kEnvTimeSlice = "ARBRUN_TIME_SLICE_US";     // 0 | 100-1000000
 
-// Every variable above with its value for `config`, in the order listed (all eight, always, so a
+// Every variable above with its value for `config`, in the order listed (all of them, always, so a
 // launcher overrides whatever its own environment held). ARBRUN_CLASS holds the rules in order,
 // each as written in `--class` (its `text`, or formatClassRule() when `text` does not parse back to
 // the same rule), separated by ';'; inside a rule '%' is written %25 and ';' is written %3B.
