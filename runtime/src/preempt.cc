@@ -243,7 +243,7 @@ void initPreemption() {
 
 void recordCarrierSignalMask(Carrier* c) {
     uint64_t mask = 0;
-    syscall(SYS_rt_sigprocmask, SIG_BLOCK, nullptr, &mask, sizeof mask);
+    rawSyscall(SYS_rt_sigprocmask, SIG_BLOCK, 0, reinterpret_cast<long>(&mask), sizeof mask);
     c->baseSigmask = mask;
 }
 
@@ -256,7 +256,8 @@ void requestPreemption(Core* core, uint64_t switches) {
     const int tid = GlibcTcb::userThreadId(c->nativeTcb);  // a kernel thread's: its tid
     // +1: zero means "no request". Release: pairs with the handler's exchange.
     core->preemptRequest.store(switches + 1, std::memory_order_release);
-    syscall(SYS_tgkill, getpid(), tid, rt.options.preemptSignal);
+    // Raw: under the preload library, libc's syscall() is interposed.
+    rawSyscall(SYS_tgkill, rawSyscall(SYS_getpid), tid, rt.options.preemptSignal);
 }
 
 uint64_t preemptionCount() {

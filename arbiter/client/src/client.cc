@@ -309,11 +309,26 @@ int CoreArbiterClient::blockUntilCoreAvailable() {
 
 // Forgets the core locally first, then acknowledges with the grant's generation (a stale one is
 // ignored by the arbiter). While the arbiter is away there is nobody to tell.
+namespace {
+// A shared (not private) futex wait, issued directly: inside the preload library, libc's syscall()
+// is interposed and emulates futexes in the process's own table, where the arbiter's wake-up (a
+// kernel FUTEX_WAKE from another process) would never arrive.
+void kernelFutexWait(const std::atomic<uint32_t>* word, uint32_t expected, const timespec* ts) {
+    long ret;
+    register long r10 asm("r10") = reinterpret_cast<long>(ts);
+    asm volatile("syscall"
+                 : "=a"(ret)
+                 : "a"(SYS_futex), "D"(word), "S"(FUTEX_WAIT), "d"(expected), "r"(r10)
+                 : "rcx", "r11", "memory");
+    (void)ret;  // woken, timed out, or the word changed: the caller re-reads it either way
+}
+}  // namespace
+
 bool CoreArbiterClient::waitForReleaseRequests(uint32_t* seen, uint64_t timeoutNs) {
     const uint32_t before = page_->releaseSeq.load(std::memory_order_acquire);
     if (before == *seen) {
         timespec ts{time_t(timeoutNs / 1'000'000'000), long(timeoutNs % 1'000'000'000)};
-        syscall(SYS_futex, &page_->releaseSeq, FUTEX_WAIT, before, &ts, nullptr, 0);
+        kernelFutexWait(&page_->releaseSeq, before, &ts);
     }
     const uint32_t now = page_->releaseSeq.load(std::memory_order_acquire);
     if (now == *seen) return false;

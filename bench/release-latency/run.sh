@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Release latency of a compute-bound batch tenant: a core-arbiter (fake backend: nothing on the host
+# is pinned or moved) serves a batch tenant (compute_tenant under arbrun at priority 7, its threads
+# never call anything) and, ROUNDS times, a short high-priority tenant that takes cores from it.
+# The arbiter measures each cooperative release (asked -> RELEASE_DONE) and counts forced reclaims.
+# Run twice: with preemption (arbrun's default time slice: fast release) and without
+# (--time-slice 0: the tenant's threads hold their cores until the forced reclaim).
+#
+# Usage: bench/release-latency/run.sh [--build-dir DIR] [--rounds N] [--threads N]
+#            [--backend fake|cgroup-v1] [--cpus LIST]
+#   --build-dir  CMake build tree with bin/{arbrun,core-arbiter,arbctl,compute_tenant}
+#   --rounds     high-priority tenants started one after another (default 100)
+#   --threads    compute threads of the batch tenant (default: one per managed core)
+#   --backend    fake (default: pins nothing, so on a small host every thread competes for the
+#                same CPUs) or cgroup-v1 (root; real cpusets in a scratch directory under the
+#                cpuset mount, removed afterwards: the tenants' carriers run on managed CPUs, the
+#                arbiter and the tenants' other threads on the unmanaged one)
+#   --cpus       CPUs the arbiter uses, the lowest one unmanaged (default 0-3 fake, 0-1 cgroup-v1)
+# Goal (issue): median release latency <= 100 us with no forced reclaim.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=$root/build
+rounds=100
+threads=
+backend=fake
+cpus=
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --build-dir) build=${2:?--build-dir needs a directory}; shift ;;
+    --rounds) rounds=${2:?--rounds needs a count}; shift ;;
+    --threads) threads=${2:?--threads needs a count}; shift ;;
+    --backend) backend=${2:?--backend needs fake or cgroup-v1}; shift ;;
+    --cpus) cpus=${2:?--cpus needs a list}; shift ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+case $backend in
+  fake) cpus=${cpus:-0-3} ;;
+  cgroup-v1)
+    cpus=${cpus:-0-1}
+    [[ $(id -u) -eq 0 ]] || { echo "run.sh: --backend cgroup-v1 needs root" >&2; exit 2; }
+    cpuset_mount=$(awk '$3 == "cgroup" && $4 ~ /(^|,)cpuset(,|$)/ { print $2; exit }' /proc/mounts)
+    [[ -n $cpuset_mount ]] || { echo "run.sh: no cgroup v1 cpuset hierarchy is mounted" >&2; exit 2; } ;;
+  *) echo "run.sh: --backend must be fake or cgroup-v1" >&2; exit 2 ;;
+esac
+# Managed cores: every CPU of the list but the lowest (the arbiter's --reserve 1).
+managed=$(( $(awk -F, '{ n = 0; for (i = 1; i <= NF; i++) { split($i, r, "-"); n += (r[2] == "" ? 1 : r[2] - r[1] + 1) } print n }' <<<"$cpus") - 1 ))
+(( managed >= 1 )) || { echo "run.sh: --cpus must hold at least two CPUs" >&2; exit 2; }
+threads=${threads:-$managed}
+take=$(( managed > 1 ? managed - 1 : 1 ))  # cores each high-priority tenant takes
+bin=$build/bin
+for b in arbrun core-arbiter arbctl compute_tenant; do
+  [[ -x $bin/$b ]] || { echo "run.sh: $bin/$b not found: build first (scripts/build.sh release)" >&2; exit 2; }
+done
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/arbrun-release.XXXXXX")
+pids=()
+cgroups=()
+# Everything this script started is stopped (by PID) and its scratch directory removed.
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+  # The arbiter removes its cpusets when it stops; remove what a killed one may have left.
+  for g in "${cgroups[@]}"; do
+    [[ -d $g ]] && find "$g" -depth -type d -exec rmdir {} \; 2>/dev/null
+  done
+  return 0
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+metric() {  # metric FILE NAME: the value of one metrics line (0 if absent)
+  awk -v n="$2" '$1 == n { print $2; found = 1 } END { if (!found) print 0 }' "$1"
+}
+
+# measure MODE TIME_SLICE: one arbiter, one batch tenant, ROUNDS high-priority tenants.
+measure() {
+  local mode=$1 slice=$2 dir=$work/$1
+  mkdir -p "$dir"
+  local cgroot=$dir/cg
+  if [[ $backend == cgroup-v1 ]]; then
+    cgroot=$cpuset_mount/arbrun-bench-$$-$mode
+    cgroups+=("$cgroot")
+  else
+    mkdir -p "$cgroot"
+  fi
+  local sock=$dir/arb.sock
+  "$bin/core-arbiter" --backend "$backend" --cgroup-root "$cgroot" --cpus "$cpus" --reserve 1 \
+      --socket "$sock" --metrics "$dir/metrics.txt" --release-timeout 10 --log-level warn \
+      2>"$dir/arbiter.log" &
+  local arbiter=$!
+  pids+=("$arbiter")
+  for _ in $(seq 100); do [[ -S $sock ]] && break; sleep 0.05; done
+  [[ -S $sock ]] || { echo "run.sh: core-arbiter did not start: $(tail -2 "$dir/arbiter.log")" >&2; exit 1; }
+  "$bin/arbrun" --arbiter "$sock" --priority 7 --cores "1:$managed" --time-slice "$slice" -- \
+      "$bin/compute_tenant" "$threads" 3600 >"$dir/tenant.out" 2>"$dir/tenant.err" &
+  local tenant=$!
+  pids+=("$tenant")
+  # Wait (bounded) until the batch tenant holds all three managed cores.
+  for _ in $(seq 200); do
+    "$bin/arbctl" --socket "$sock" status 2>/dev/null | grep -q "compute_tenant" && break
+    sleep 0.05
+  done
+  sleep 0.2
+  for ((i = 1; i <= rounds; i++)); do
+    "$bin/arbrun" --arbiter "$sock" --priority 0 --cores "$take" -- sleep 0.02 2>>"$dir/hi.err" ||
+      { echo "run.sh: high-priority tenant $i failed: $(tail -2 "$dir/hi.err")" >&2; exit 1; }
+    sleep 0.02  # the batch tenant gets its cores back before the next round
+    (( i % 20 == 0 )) && echo "  $mode: round $i/$rounds" >&2
+  done
+  sleep 1.2  # the arbiter rewrites its metrics file every second
+  kill -0 "$tenant" 2>/dev/null || { echo "run.sh: the batch tenant died: $(tail -3 "$dir/tenant.err")" >&2; exit 1; }
+  local m=$dir/metrics.txt
+  local p50 p99 releases forced
+  p50=$(metric "$m" 'arbiter_release_latency_recent_seconds{quantile="0.5"}')
+  p99=$(metric "$m" 'arbiter_release_latency_recent_seconds{quantile="0.99"}')
+  releases=$(metric "$m" arbiter_releases_total)
+  forced=$(metric "$m" arbiter_forced_reclaims_total)
+  printf '%-12s %8s %8s %12.1f %12.1f\n' "$mode" "$releases" "$forced" \
+      "$(awk -v s="$p50" 'BEGIN { print s * 1e6 }')" "$(awk -v s="$p99" 'BEGIN { print s * 1e6 }')"
+  kill "$tenant" "$arbiter" 2>/dev/null || true
+  wait "$tenant" "$arbiter" 2>/dev/null || true
+}
+
+echo "== release latency ($backend backend, CPUs $cpus): batch tenant of $threads compute threads," \
+     "$rounds high-priority tenants taking $take of $managed managed cores each;" \
+     "load $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-12s %8s %8s %12s %12s\n' mode releases forced "p50 (us)" "p99 (us)"
+measure preempt 10000
+measure cooperative 0
+echo "(p50/p99 over cooperative releases; forced = reclaimed by the arbiter after its 10 ms timeout)"
