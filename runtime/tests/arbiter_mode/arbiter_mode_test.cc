@@ -5,9 +5,11 @@
 #include <arbclient/core_provider.h>
 #include <arbrt/arbrt.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -15,11 +17,15 @@
 #include <thread>
 #include <vector>
 
+#include "../preempt/workload.h"
+
 namespace {
 
-// Grants cpus on demand from the test; carriers block in blockUntilCoreAvailable until then.
+// Grants cpus on demand from the test; carriers block in blockUntilCoreAvailable until then. With
+// `wakeups`, it also offers the arbiter's release wake-ups (fast release), as the real client does.
 class ScriptedProvider : public arbclient::CoreProvider {
   public:
+    explicit ScriptedProvider(bool wakeups = false) : wakeups_(wakeups) {}
     bool setRequestedCores(const std::array<uint32_t, arbclient::kPriorityLevels>& perPriority,
                            uint32_t minCores, uint32_t maxCores, std::string*) override {
         std::lock_guard<std::mutex> g(mu_);
@@ -63,10 +69,21 @@ class ScriptedProvider : public arbclient::CoreProvider {
         while (!arbrt::activeCores().test(size_t(core))) std::this_thread::yield();
         return core;
     }
+    bool hasReleaseWakeups() const override { return wakeups_; }
+    bool waitForReleaseRequests(uint32_t* seen, uint64_t timeoutNs) override {
+        std::unique_lock<std::mutex> l(mu_);
+        cv_.wait_for(l, std::chrono::nanoseconds(timeoutNs),
+                     [&] { return shutdown_ || releaseSeq_ != *seen; });
+        if (releaseSeq_ == *seen) return false;
+        *seen = releaseSeq_;
+        return true;
+    }
     // Asks for `cpu` back and waits until the runtime has given it back.
     void reclaim(int cpu) {
         std::unique_lock<std::mutex> l(mu_);
         release_[size_t(cpu)] = true;
+        ++releaseSeq_;
+        cv_.notify_all();
         cv_.wait(l, [&] { return !held_[cpu]; });
     }
     void shutdown() {
@@ -98,6 +115,8 @@ class ScriptedProvider : public arbclient::CoreProvider {
     uint32_t min_ = 0, max_ = 0;
     int releases_ = 0;
     bool shutdown_ = false;
+    const bool wakeups_;
+    uint32_t releaseSeq_ = 0;
 };
 
 class ArbiterMode : public ::testing::Test {
@@ -196,6 +215,45 @@ TEST_F(ArbiterMode, ReclaimLastCore_ThreadsWaitAndFinishOnNextGrant) {
 TEST_F(ArbiterMode, ReleaseCoreApi_IsTheArbitersJob) {
     EXPECT_EQ(arbrt::releaseCore(0), EPERM);
     EXPECT_EQ(arbrt::acquireCore(0), EPERM);
+}
+
+// Fast release: one granted core, whose only thread computes without calling anything (in a shared
+// library: the runtime never preempts inside its own object, this test executable). Only the
+// release watcher's preemption can give the core back; the time slice (1 s) never expires here.
+class FastRelease : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        arbrt::RuntimeOptions options;
+        options.numCores = 1;
+        options.coreProvider = &provider_;
+        options.preemptSignal = SIGURG;
+        options.installPreemptHandler = true;
+        options.timeSliceNs = 1'000'000'000;
+        ASSERT_FALSE(arbrt::start(options).has_value());
+    }
+    void TearDown() override {
+        provider_.shutdown();
+        EXPECT_TRUE(arbrt::stop());
+    }
+    ScriptedProvider provider_{true};
+};
+
+TEST_F(FastRelease, Reclaim_ComputingThreadGivesTheCoreBackAtOnce) {
+    provider_.grant(5);
+    std::atomic<bool> computing{false}, stop{false};
+    const uint64_t before = arbrt::stats().preemptions;
+    const arbrt::ThreadId t = arbrt::createThread([&] {
+        computing = true;
+        preempt_workload::spinUntil(&stop);
+    });
+    while (!computing.load()) std::this_thread::yield();
+    provider_.reclaim(5);  // hangs (test time-out) unless the computing thread is preempted
+    EXPECT_TRUE(arbrt::activeCores().none());
+    EXPECT_GE(arbrt::stats().preemptions, before + 1);
+    // The thread was not lost: it finishes once a core is granted again.
+    stop = true;
+    provider_.grant(6);
+    EXPECT_EQ(arbrt::join(t), 0);
 }
 
 TEST(ArbiterModeOptions, BadPriority_IsRejected) {
