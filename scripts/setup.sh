@@ -2,7 +2,8 @@
 # Installs the Debian packages arbrun needs to build and test (idempotent; needs root for apt-get).
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config libboost-context-dev libboost-fiber-dev
-      libunwind-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev golang-go python3)
+      libunwind-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev golang-go python3
+      python3-matplotlib)  # tools/plot-trace.py
 # Real programs the compatibility suite runs natively and under arbrun.
 root=$(cd "$(dirname "$0")/.." && pwd)
 while read -r line; do

@@ -128,6 +128,15 @@ void registerRunOptions(Options* o) {
         "never inside libc or arbrun). Also how fast a core the arbiter asks\n"
         "for is given back by such a thread. 0: never preempt. Default 10000");
     addValueOption(
+        o, "--trace", "FILE", arbconfig::kTraceForm,
+        [](std::string_view v, Invocation* inv, std::string* e) {
+            return arbconfig::parseTracePath(v, &inv->config, e);
+        },
+        "Write a CSV timeline of the process's cores to FILE: grants,\n"
+        "releases, requests to the arbiter, and each core's utilisation\n"
+        "every 10 ms (columns time_s,event,core,cpu,value). Plot it with\n"
+        "tools/plot-trace.py FILE OUT.png");
+    addValueOption(
         o, "--class", "RULE=CLASS", arbconfig::kClassRuleForm,
         [](std::string_view v, Invocation* inv, std::string* e) {
             return arbconfig::parseClassRule(v, &inv->config.classRules.emplace_back(), e);

@@ -1,6 +1,7 @@
 // exec, so the program's exit status and signals are its own: nothing of arbrun stays behind.
 #include "launch.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -24,6 +25,16 @@ Environment programEnvironment(const arbconfig::Config& config, const std::strin
 // The statuses a shell uses, so scripts that check for 126/127 keep working under arbrun.
 int exitStatusForExecError(int err) {
     return err == ENOENT || err == ENOTDIR ? kExitNotFound : kExitCannotExecute;
+}
+
+bool createTraceFile(const std::string& path, std::string* error) {
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        *error = "--trace: cannot write '" + path + "': " + std::strerror(errno);
+        return false;
+    }
+    close(fd);
+    return true;
 }
 
 // setenv then execvp rather than building an envp: execvp's PATH search needs the real environ,

@@ -23,6 +23,10 @@ using Environment = std::vector<std::pair<std::string, std::string>>;
 Environment programEnvironment(const arbconfig::Config& config, const std::string& library,
                                const char* existingPreload);
 
+// --trace: creates (truncates) the file now, so that a path that cannot be written is a usage error
+// before the program starts rather than a warning from inside it. False with *error set.
+bool createTraceFile(const std::string& path, std::string* error);
+
 // 127 for errors meaning "no such program" (ENOENT, ENOTDIR), 126 for the rest, like a shell.
 int exitStatusForExecError(int err);
 

@@ -31,6 +31,10 @@ int runProgram(const arbrun::Invocation& invocation) {
     if (!arbrun::locatePreloadLibrary(std::getenv("ARBRUN_PRELOAD_LIB"), &library, &error)) {
         return fail(arbrun::kExitUsage, error);
     }
+    if (!invocation.config.tracePath.empty() &&
+        !arbrun::createTraceFile(invocation.config.tracePath, &error)) {
+        return fail(arbrun::kExitUsage, error);
+    }
     const arbrun::Environment environment =
         arbrun::programEnvironment(invocation.config, library, std::getenv("LD_PRELOAD"));
     if (invocation.config.verbose) describe(environment, invocation.command[0]);

@@ -58,6 +58,7 @@ TEST(ParseCommandLine, LastValueWins) {
     EXPECT_EQ(parseOk({"--priority", "1", "--priority", "6", "--", "p"}).config.priority, 6);
     EXPECT_EQ(parseOk({"--time-slice", "0", "--", "p"}).config.timeSliceUs, 0u);
     EXPECT_EQ(parseOk({"--time-slice", "500", "--", "p"}).config.timeSliceUs, 500u);
+    EXPECT_EQ(parseOk({"--trace", "t.csv", "--", "p"}).config.tracePath, "t.csv");
 }
 
 TEST(ParseCommandLine, ProgramArgumentsAreNotParsed) {
@@ -120,6 +121,7 @@ TEST(ParseCommandLine, BadValuesNameTheOptionAndForm) {
                   .rfind("--default-class: 'idle' is not valid", 0),
               0u);
     EXPECT_EQ(parseError({"--arbiter=", "--", "p"}).rfind("--arbiter: a value is required", 0), 0u);
+    EXPECT_EQ(parseError({"--trace=", "--", "p"}).rfind("--trace: a value is required", 0), 0u);
     for (const char* bad : {"99", "1000001", "-1", "1ms", ""}) {
         EXPECT_EQ(parseError({"--time-slice", bad, "--", "p"}),
                   "--time-slice: '" + std::string(bad) +

@@ -47,6 +47,7 @@ TEST(ToEnvironment, DefaultsWriteEveryVariableInOrder) {
         {"ARBRUN_STATS", "0"},
         {"ARBRUN_VERBOSE", "0"},
         {"ARBRUN_TIME_SLICE_US", "10000"},
+        {"ARBRUN_TRACE", ""},
     };
     EXPECT_EQ(env, expected);
 }
@@ -61,6 +62,7 @@ TEST(ToEnvironment, ValuesOfEveryField) {
     c.arbiterSocket = "/tmp/x.sock";
     c.standalone = c.stats = c.verbose = true;
     c.timeSliceUs = 0;
+    c.tracePath = "out/trace.csv";
     const Env env = asMap(c);
     EXPECT_EQ(env.at("ARBRUN_CORES"), "2:6");
     EXPECT_EQ(env.at("ARBRUN_PRIORITY"), "0");
@@ -71,6 +73,7 @@ TEST(ToEnvironment, ValuesOfEveryField) {
     EXPECT_EQ(env.at("ARBRUN_STATS"), "1");
     EXPECT_EQ(env.at("ARBRUN_VERBOSE"), "1");
     EXPECT_EQ(env.at("ARBRUN_TIME_SLICE_US"), "0");
+    EXPECT_EQ(env.at("ARBRUN_TRACE"), "out/trace.csv");
     c.maxCores = 2;
     EXPECT_EQ(asMap(c).at("ARBRUN_CORES"), "2");
 }
@@ -126,7 +129,8 @@ TEST(FromEnvironment, ReadsEachVariable) {
                      {"ARBRUN_STANDALONE", "yes"},
                      {"ARBRUN_STATS", "true"},
                      {"ARBRUN_VERBOSE", "on"},
-                     {"ARBRUN_TIME_SLICE_US", "250"}};
+                     {"ARBRUN_TIME_SLICE_US", "250"},
+                     {"ARBRUN_TRACE", "/tmp/t.csv"}};
     Config c;
     std::string error;
     ASSERT_TRUE(readEnv(env, &c, &error)) << error;
@@ -142,6 +146,7 @@ TEST(FromEnvironment, ReadsEachVariable) {
     EXPECT_TRUE(c.stats);
     EXPECT_TRUE(c.verbose);
     EXPECT_EQ(c.timeSliceUs, 250u);
+    EXPECT_EQ(c.tracePath, "/tmp/t.csv");
 }
 
 TEST(FromEnvironment, BooleanForms) {

@@ -505,6 +505,35 @@ std::vector<std::string> entries(const fs::path& dir) {
     return names;
 }
 
+// --trace: a path that cannot be written is a usage error before the program runs; a good one
+// gets the CSV timeline (header, start, a grant per core, utilisation rows while it runs).
+TEST_F(Launcher, TraceUnwritablePathIsTwo) {
+    const std::string bad = (dir_.path() / "no-such-dir" / "t.csv").string();
+    const Result r = arbrun({"--trace", bad, "--", "/bin/true"});
+    EXPECT_EQ(exitCode(r), 2);
+    EXPECT_EQ(r.err, "arbrun: --trace: cannot write '" + bad + "': No such file or directory\n");
+}
+
+TEST_F(Launcher, TraceWritesTheCoreTimeline) {
+    if (!kRealPreloadUsable) GTEST_SKIP() << "the sanitizer build's preload library cannot run";
+    env_["ARBRUN_PRELOAD_LIB"] = ARBRUN_PRELOAD_LIBRARY;
+    const std::string trace = (dir_.path() / "t.csv").string();
+    const Result r =
+        arbrun({"--standalone", "--cores", "2", "--trace", trace, "--", "/bin/sleep", "0.1"});
+    ASSERT_EQ(exitCode(r), 0) << r.err;
+    std::ifstream in(trace);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    ASSERT_GE(lines.size(), 5u);
+    EXPECT_EQ(lines[0], "time_s,event,core,cpu,value");
+    EXPECT_NE(lines[1].find(",start,-1,-1,2"), std::string::npos) << lines[1];
+    EXPECT_NE(lines[2].find(",grant,0,-1,1"), std::string::npos) << lines[2];
+    EXPECT_NE(lines[3].find(",grant,1,-1,1"), std::string::npos) << lines[3];
+    int utilRows = 0;
+    for (const std::string& line : lines) utilRows += line.find(",util,") != std::string::npos;
+    EXPECT_GE(utilRows, 2) << "a 100 ms run samples every ~10 ms";
+}
+
 TEST_F(Launcher, AbComparesNativeAndArbrunRuns) {
     if (kRealPreloadUsable) env_["ARBRUN_PRELOAD_LIB"] = ARBRUN_PRELOAD_LIBRARY;
     const fs::path scratch = dir_.path() / "scratch";

@@ -136,6 +136,7 @@ Mode decideMode() {
     }
     arbrt::RuntimeOptions options;
     options.numCores = int(config().maxCores);
+    options.tracePath = config().tracePath;
     if (config().timeSliceUs != 0) {
         options.preemptSignal = installCarrierSignalHandler();
         options.timeSliceNs = uint64_t(config().timeSliceUs) * 1000;

@@ -16,6 +16,7 @@
 #include "arch.h"
 #include "preempt.h"
 #include "runtime_state.h"
+#include "trace.h"
 
 namespace arbrt {
 namespace detail {
@@ -233,6 +234,7 @@ void* monitorMain(void*) {
     while (!rt.stopping.load(std::memory_order_acquire)) {
         uint64_t next = kMonitorMaxPeriodNs;
         const bool lent = lookAtCores(watches, &next);
+        traceUtilisationIfDue();
         // Go's sysmon: short naps while lending happens, doubling up to 10 ms when nothing needed
         // doing; a thread that becomes runnable behind a blocked runner nudges it awake.
         period = lent ? kMonitorMinPeriodNs : std::min(period * 2, kMonitorMaxPeriodNs);

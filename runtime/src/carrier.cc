@@ -4,6 +4,7 @@
 
 #include "arch.h"
 #include "runtime_state.h"
+#include "trace.h"
 
 namespace arbrt::detail {
 
@@ -104,8 +105,9 @@ constexpr int kPausesBetweenSteals = 64;  // ~25 ns each here
 void idle(Carrier* c) {
     RuntimeState& rt = *gRuntime;
     Core* core = c->core;
-    rt.spinningCores.fetch_add(1, std::memory_order_relaxed);
     const uint64_t start = rdtsc();
+    core->idleSinceTsc.store(start, std::memory_order_relaxed);
+    rt.spinningCores.fetch_add(1, std::memory_order_relaxed);
     ThreadContext* stolen = nullptr;
     bool work = false;
     do {
@@ -119,11 +121,11 @@ void idle(Carrier* c) {
         for (int i = 0; i < kPausesBetweenSteals && !hasWork(core); ++i) cpuRelax();
     } while (rdtsc() - start < rt.idleSpinTicks);
     rt.spinningCores.fetch_sub(1, std::memory_order_relaxed);
-    if (stolen) {
-        runThread(c, stolen);
-    } else if (!work) {
-        sleepUntilWork(core);
-    }
+    if (!stolen && !work) sleepUntilWork(core);
+    core->idleTicks.store(core->idleTicks.load(std::memory_order_relaxed) + (rdtsc() - start),
+                          std::memory_order_relaxed);
+    core->idleSinceTsc.store(0, std::memory_order_relaxed);
+    if (stolen) runThread(c, stolen);
 }
 
 // Standalone mode: sleeps until the released core is acquired again, the runtime stops, the core
@@ -160,6 +162,7 @@ void releaseHere(Carrier* c) {
     while (Waiter* w = core->releaseWaiters.popFront()) wake(w);  // under the lock: see claimWake
     core->releaseWaiters.lock.unlock();
     if (rt.provider) return;
+    traceEvent(TraceEvent::release, core->id, -1, 0);
     parkWhileReleased(c);
 }
 
@@ -206,9 +209,11 @@ void runGrantedCores(Carrier* c) {
         if (cpu < 0) return;                                     // provider shut down
         c->arbiterCpu = cpu;
         activateCore(c->core);
+        traceEvent(TraceEvent::grant, c->core->id, cpu, 1);
         dispatchOwnCore(c);       // until the arbiter wants the core back (or stop)
         deactivateCore(c->core);  // stopping while granted: leave it inactive, as a release would
         c->arbiterCpu = -1;
+        traceEvent(TraceEvent::release, c->core->id, cpu, 0);
         rt.provider->releaseCore(cpu);
     }
 }

@@ -92,6 +92,11 @@ struct Core {
     std::atomic<Carrier*> carrier{nullptr};
     ContextCache cache;
     std::atomic<uint64_t> busyTicks{0};
+    // Idle accounting for samplers (trace, core estimation): the TSC at which the dispatcher went
+    // idle (0 while it runs threads or is released) and the idle ticks accumulated before it.
+    // Written by the core's carrier; read racily by the monitor.
+    std::atomic<uint64_t> idleSinceTsc{0};
+    std::atomic<uint64_t> idleTicks{0};
     std::atomic<uint64_t> contextSwitches{0};
     std::atomic<uint64_t> steals{0};
     std::atomic<uint64_t> threadsCreated{0};  // by threads running on this core

@@ -15,6 +15,7 @@
 #include "preempt.h"
 #include "release_watcher.h"
 #include "runtime_state.h"
+#include "trace.h"
 
 namespace arbrt {
 namespace detail {
@@ -82,6 +83,7 @@ std::optional<Error> requestCores(RuntimeState& rt, const RuntimeOptions& o) {
     if (!rt.provider) return std::nullopt;
     std::array<uint32_t, arbclient::kPriorityLevels> perPriority{};
     perPriority[size_t(o.priority)] = uint32_t(rt.numCores);
+    traceEvent(TraceEvent::request, -1, -1, rt.numCores);
     std::string error;
     if (!rt.provider->setRequestedCores(perPriority, o.minCores, uint32_t(rt.numCores), &error)) {
         return Error{Errc::systemError, "cannot request cores from the core arbiter: " + error};
@@ -133,12 +135,21 @@ std::optional<Error> startRuntime(const RuntimeOptions& options) {
         return err;
     }
     gRuntime = rt;
+    std::string traceError;
+    if (!options.tracePath.empty() && !openTrace(options.tracePath, &traceError)) {
+        gRuntime = nullptr;
+        delete rt;
+        return Error{Errc::systemError, traceError};
+    }
+    traceEvent(TraceEvent::start, -1, -1, rt->numCores);
+    for (int i = 0; activeAtStart && i < rt->numCores; ++i) traceEvent(TraceEvent::grant, i, -1, 1);
     initPreemption();
     if (!startMonitor() || !startPoller() || !startReleaseWatcher()) {
         rt->stopping.store(true, std::memory_order_release);
         stopReleaseWatcher();
         stopMonitorAndSpares();
         stopPoller();
+        closeTrace();
         gRuntime = nullptr;
         delete rt;
         return Error{Errc::systemError,
@@ -176,6 +187,7 @@ bool stop() {
     RuntimeState* rt = gRuntime;
     if (!rt || currentContext() || rt->liveThreads.load() != 0) return false;
     stopCarriers(*rt, rt->numCores);
+    closeTrace();
     gRuntime = nullptr;
     delete rt;
     return true;
@@ -252,6 +264,7 @@ int acquireCore(int core) {
     c->queueLock.unlock();
     if (wasActive) return EALREADY;
     rt->activeCores.fetch_add(1);
+    traceEvent(TraceEvent::grant, core, -1, 1);
     wakeCarrier(c);
     return 0;
 }

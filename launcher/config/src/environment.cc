@@ -104,6 +104,7 @@ std::vector<std::pair<std::string, std::string>> toEnvironment(const Config& con
         {kEnvStats, flag(config.stats)},
         {kEnvVerbose, flag(config.verbose)},
         {kEnvTimeSlice, std::to_string(config.timeSliceUs)},
+        {kEnvTrace, config.tracePath},
     };
 }
 
@@ -131,6 +132,9 @@ bool fromEnvironment(const std::function<const char*(const char*)>& lookup, Conf
     }
     if (!(v = value(kEnvArbiter)).empty() &&
         !detail::parseArbiterPathAs(kEnvArbiter, v, &next, error)) {
+        return false;
+    }
+    if (!(v = value(kEnvTrace)).empty() && !detail::parseTracePathAs(kEnvTrace, v, &next, error)) {
         return false;
     }
     if (!(v = value(kEnvTimeSlice)).empty() &&

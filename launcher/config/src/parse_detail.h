@@ -24,6 +24,8 @@ bool parseDecimal(std::string_view text, uint64_t max, uint64_t* out);
 
 bool parseCoresAs(std::string_view label, std::string_view text, Config* config,
                   std::string* error);
+bool parseTracePathAs(std::string_view label, std::string_view text, Config* config,
+                      std::string* error);
 bool parseTimeSliceAs(std::string_view label, std::string_view text, Config* config,
                       std::string* error);
 bool parsePriorityAs(std::string_view label, std::string_view text, Config* config,

@@ -68,6 +68,17 @@ bool parseTimeSliceAs(std::string_view label, std::string_view text, Config* con
     return true;
 }
 
+// Any non-empty path without a NUL byte; whether it can be written is the launcher's check (it
+// creates the file before starting the program).
+bool parseTracePathAs(std::string_view label, std::string_view text, Config* config,
+                      std::string* error) {
+    if (text.empty() || text.find('\0') != std::string_view::npos) {
+        return invalid(label, text, "", kTraceForm, error);
+    }
+    config->tracePath = std::string(text);
+    return true;
+}
+
 // Exact, lowercase names: the same spelling in options, environment and messages.
 bool parseThreadClassAs(std::string_view label, std::string_view text, ThreadClass* out,
                         std::string* error) {
@@ -122,6 +133,10 @@ bool parsePriority(std::string_view text, Config* config, std::string* error) {
 
 bool parseTimeSlice(std::string_view text, Config* config, std::string* error) {
     return detail::parseTimeSliceAs("--time-slice", text, config, error);
+}
+
+bool parseTracePath(std::string_view text, Config* config, std::string* error) {
+    return detail::parseTracePathAs("--trace", text, config, error);
 }
 
 bool parseThreadClass(std::string_view text, ThreadClass* out, std::string* error) {

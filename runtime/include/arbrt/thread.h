@@ -7,6 +7,7 @@
 #include <functional>
 #include <new>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -54,6 +55,10 @@ struct RuntimeOptions {
     int preemptSignal = 0;
     bool installPreemptHandler = false;
     uint64_t timeSliceNs = 10'000'000;
+    // A CSV timeline of the cores (grants, releases, requests, per-core utilisation every 10 ms;
+    // format in runtime/src/trace.h), written while the runtime runs. Empty: none. A fork child
+    // does not inherit it.
+    std::string tracePath;
 };
 
 // For the handler of RuntimeOptions::preemptSignal on a carrier (async-signal-safe): true when the

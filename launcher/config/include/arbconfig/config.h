@@ -52,6 +52,7 @@ struct Config {
     bool stats = false;                                      // --stats
     bool verbose = false;                                    // --verbose
     uint32_t timeSliceUs = 10'000;  // --time-slice US; 0 = threads are never preempted
+    std::string tracePath;          // --trace FILE; empty = no core timeline
 
     friend bool operator==(const Config&, const Config&) = default;
 };
@@ -67,6 +68,7 @@ inline constexpr std::string_view kClassRuleForm =
     "RULE=CLASS with RULE sym:GLOB, name:GLOB, caller:GLOB or index:N[-M] and CLASS normal, "
     "exclusive or batch";
 inline constexpr std::string_view kArbiterForm = "a Unix socket path of 1 to 107 bytes";
+inline constexpr std::string_view kTraceForm = "a file path to write the CSV timeline to";
 inline constexpr uint32_t kMinTimeSliceUs = 100, kMaxTimeSliceUs = 1'000'000;
 inline constexpr std::string_view kTimeSliceForm =
     "0 (never preempt) or microseconds from 100 to 1000000";
@@ -78,6 +80,7 @@ bool parseCores(std::string_view text, Config* config, std::string* error);
 bool parsePriority(std::string_view text, Config* config, std::string* error);
 bool parseClassRule(std::string_view text, ClassRule* rule, std::string* error);
 bool parseTimeSlice(std::string_view text, Config* config, std::string* error);
+bool parseTracePath(std::string_view text, Config* config, std::string* error);
 bool parseThreadClass(std::string_view text, ThreadClass* out, std::string* error);
 bool parseArbiterPath(std::string_view text, Config* config, std::string* error);
 
@@ -98,6 +101,7 @@ inline constexpr const char* kEnvStandalone = "ARBRUN_STANDALONE";       // 1 | 
 inline constexpr const char* kEnvStats = "ARBRUN_STATS";                 // 1 | 0
 inline constexpr const char* kEnvVerbose = "ARBRUN_VERBOSE";             // 1 | 0
 inline constexpr const char* kEnvTimeSlice = "ARBRUN_TIME_SLICE_US";     // 0 | 100-1000000
+inline constexpr const char* kEnvTrace = "ARBRUN_TRACE";                 // file path, or empty
 
 // Every variable above with its value for `config`, in the order listed (all of them, always, so a
 // launcher overrides whatever its own environment held). ARBRUN_CLASS holds the rules in order,
