@@ -100,6 +100,54 @@ void addArbiterOption(Options* o, const std::string& description) {
     o->arbiter = o->values.back().option;
 }
 
+// The core estimator and its settings (arbiter mode: the request follows the estimate within
+// --cores MIN:MAX).
+void registerEstimatorOptions(Options* o) {
+    addValueOption(
+        o, "--estimator", "NAME", arbconfig::kEstimatorForm,
+        [](std::string_view v, Invocation* inv, std::string* e) {
+            return arbconfig::parseEstimator(v, &inv->config, e);
+        },
+        "How the process estimates the cores it needs (with an arbiter):\n"
+        "  arachne  per-core utilisation and load factor over a window: one\n"
+        "           core more when the load factor exceeds --load-factor, one\n"
+        "           less when the work fits with --hysteresis to spare\n"
+        "  fast     a thread that waited across two checks (--check-period)\n"
+        "           asks for a core at once; a core idle for --idle-grace is\n"
+        "           given back. Default arachne");
+    addValueOption(
+        o, "--load-factor", "X", arbconfig::kLoadFactorForm,
+        [](std::string_view v, Invocation* inv, std::string* e) {
+            return arbconfig::parseLoadFactor(v, &inv->config, e);
+        },
+        "arachne: scale up above this average load factor. Default 1.5");
+    addValueOption(
+        o, "--hysteresis", "PCT", arbconfig::kHysteresisForm,
+        [](std::string_view v, Invocation* inv, std::string* e) {
+            return arbconfig::parseHysteresis(v, &inv->config, e);
+        },
+        "arachne: scale down only when the work fits in one core fewer\n"
+        "with this much utilisation to spare. Default 9");
+    addValueOption(
+        o, "--window", "MS", arbconfig::kWindowForm,
+        [](std::string_view v, Invocation* inv, std::string* e) {
+            return arbconfig::parseWindow(v, &inv->config, e);
+        },
+        "arachne: measurement window, one decision per window. Default 50");
+    addValueOption(
+        o, "--check-period", "US", arbconfig::kCheckPeriodForm,
+        [](std::string_view v, Invocation* inv, std::string* e) {
+            return arbconfig::parseCheckPeriod(v, &inv->config, e);
+        },
+        "fast: how often queues are checked. Default 10");
+    addValueOption(
+        o, "--idle-grace", "US", arbconfig::kIdleGraceForm,
+        [](std::string_view v, Invocation* inv, std::string* e) {
+            return arbconfig::parseIdleGrace(v, &inv->config, e);
+        },
+        "fast: a core idle this long is given back. Default 250");
+}
+
 // The options of running a program (arbrun and arbrun ab). Descriptions are wrapped by hand:
 // CLI11 2.1 indents but does not wrap.
 void registerRunOptions(Options* o) {
@@ -127,6 +175,7 @@ void registerRunOptions(Options* o) {
         "others wait for its core, before it is preempted (at a safe point:\n"
         "never inside libc or arbrun). Also how fast a core the arbiter asks\n"
         "for is given back by such a thread. 0: never preempt. Default 10000");
+    registerEstimatorOptions(o);
     addValueOption(
         o, "--trace", "FILE", arbconfig::kTraceForm,
         [](std::string_view v, Invocation* inv, std::string* e) {
@@ -267,7 +316,7 @@ std::optional<std::string> buildInvocation(const Options& o, Invocation* invocat
     invocation->config.standalone = o.standalone;
     invocation->config.stats = o.stats;
     invocation->config.verbose = o.verbose;
-    return std::nullopt;
+    return arbconfig::checkConsistency(invocation->config);
 }
 
 // The first argument names a subcommand, or it is part of running a program.

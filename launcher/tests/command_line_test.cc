@@ -59,6 +59,11 @@ TEST(ParseCommandLine, LastValueWins) {
     EXPECT_EQ(parseOk({"--time-slice", "0", "--", "p"}).config.timeSliceUs, 0u);
     EXPECT_EQ(parseOk({"--time-slice", "500", "--", "p"}).config.timeSliceUs, 500u);
     EXPECT_EQ(parseOk({"--trace", "t.csv", "--", "p"}).config.tracePath, "t.csv");
+    const arbconfig::EstimatorSettings s =
+        parseOk({"--estimator", "fast", "--load-factor", "1.75", "--hysteresis", "20", "--window",
+                 "80", "--check-period", "5", "--idle-grace", "10", "--", "p"})
+            .config.estimator;
+    EXPECT_EQ(s, (arbconfig::EstimatorSettings{arbconfig::Estimator::fast, 1.75, 20, 80, 5, 10}));
 }
 
 TEST(ParseCommandLine, ProgramArgumentsAreNotParsed) {
@@ -122,6 +127,31 @@ TEST(ParseCommandLine, BadValuesNameTheOptionAndForm) {
               0u);
     EXPECT_EQ(parseError({"--arbiter=", "--", "p"}).rfind("--arbiter: a value is required", 0), 0u);
     EXPECT_EQ(parseError({"--trace=", "--", "p"}).rfind("--trace: a value is required", 0), 0u);
+    const struct {
+        const char* option;
+        const char* value;
+        const char* form;
+    } estimatorCases[] = {
+        {"--estimator", "Fast", "arachne or fast"},
+        {"--load-factor", "1.0", "a number above 1 and at most 64, e.g. 1.5"},
+        {"--load-factor", "65", "a number above 1 and at most 64, e.g. 1.5"},
+        {"--load-factor", ".5", "a number above 1 and at most 64, e.g. 1.5"},
+        {"--load-factor", "1.", "a number above 1 and at most 64, e.g. 1.5"},
+        {"--hysteresis", "0", "a percentage from 1 to 49"},
+        {"--window", "60001", "milliseconds from 1 to 60000"},
+        {"--check-period", "50001", "microseconds from 5 to 50000"},
+        {"--idle-grace", "9", "microseconds from 10 to 60000000, at least twice the check period"},
+    };
+    for (const auto& c : estimatorCases) {
+        const std::string error = parseError({c.option, c.value, "--", "p"});
+        EXPECT_EQ(error.rfind(std::string(c.option) + ": '" + c.value + "' is not valid", 0), 0u)
+            << error;
+        EXPECT_NE(error.find(std::string("expected ") + c.form), std::string::npos) << error;
+    }
+    EXPECT_EQ(parseError({"--check-period", "100", "--idle-grace", "150", "--", "p"}),
+              "--idle-grace: '150' is not valid: idleness is only seen at the check that ends an "
+              "idle interval, so it must cover two check periods of 100 us; expected microseconds "
+              "from 10 to 60000000, at least twice the check period");
     for (const char* bad : {"99", "1000001", "-1", "1ms", ""}) {
         EXPECT_EQ(parseError({"--time-slice", bad, "--", "p"}),
                   "--time-slice: '" + std::string(bad) +

@@ -48,6 +48,12 @@ TEST(ToEnvironment, DefaultsWriteEveryVariableInOrder) {
         {"ARBRUN_VERBOSE", "0"},
         {"ARBRUN_TIME_SLICE_US", "10000"},
         {"ARBRUN_TRACE", ""},
+        {"ARBRUN_ESTIMATOR", "arachne"},
+        {"ARBRUN_LOAD_FACTOR", "1.5"},
+        {"ARBRUN_HYSTERESIS_PCT", "9"},
+        {"ARBRUN_WINDOW_MS", "50"},
+        {"ARBRUN_CHECK_PERIOD_US", "10"},
+        {"ARBRUN_IDLE_GRACE_US", "250"},
     };
     EXPECT_EQ(env, expected);
 }
@@ -63,6 +69,7 @@ TEST(ToEnvironment, ValuesOfEveryField) {
     c.standalone = c.stats = c.verbose = true;
     c.timeSliceUs = 0;
     c.tracePath = "out/trace.csv";
+    c.estimator = {Estimator::fast, 2.25, 12, 100, 20, 400};
     const Env env = asMap(c);
     EXPECT_EQ(env.at("ARBRUN_CORES"), "2:6");
     EXPECT_EQ(env.at("ARBRUN_PRIORITY"), "0");
@@ -74,6 +81,15 @@ TEST(ToEnvironment, ValuesOfEveryField) {
     EXPECT_EQ(env.at("ARBRUN_VERBOSE"), "1");
     EXPECT_EQ(env.at("ARBRUN_TIME_SLICE_US"), "0");
     EXPECT_EQ(env.at("ARBRUN_TRACE"), "out/trace.csv");
+    EXPECT_EQ(env.at("ARBRUN_ESTIMATOR"), "fast");
+    EXPECT_EQ(env.at("ARBRUN_LOAD_FACTOR"), "2.25");
+    EXPECT_EQ(env.at("ARBRUN_HYSTERESIS_PCT"), "12");
+    EXPECT_EQ(env.at("ARBRUN_WINDOW_MS"), "100");
+    EXPECT_EQ(env.at("ARBRUN_CHECK_PERIOD_US"), "20");
+    EXPECT_EQ(env.at("ARBRUN_IDLE_GRACE_US"), "400");
+    Config back;
+    ASSERT_TRUE(readEnv(env, &back, nullptr));
+    EXPECT_EQ(back.estimator, c.estimator);
     c.maxCores = 2;
     EXPECT_EQ(asMap(c).at("ARBRUN_CORES"), "2");
 }
@@ -192,6 +208,13 @@ TEST(FromEnvironment, RejectsMalformedValuesNamingTheVariable) {
         {"ARBRUN_VERBOSE", "maybe", "ARBRUN_VERBOSE: 'maybe' is not valid"},
         {"ARBRUN_TIME_SLICE_US", "99", "ARBRUN_TIME_SLICE_US: '99' is not valid"},
         {"ARBRUN_TIME_SLICE_US", "1000001", "ARBRUN_TIME_SLICE_US: '1000001' is not valid"},
+        {"ARBRUN_ESTIMATOR", "shenango", "ARBRUN_ESTIMATOR: 'shenango' is not valid"},
+        {"ARBRUN_LOAD_FACTOR", "1", "ARBRUN_LOAD_FACTOR: '1' is not valid"},
+        {"ARBRUN_LOAD_FACTOR", "1.5e0", "ARBRUN_LOAD_FACTOR: '1.5e0' is not valid"},
+        {"ARBRUN_HYSTERESIS_PCT", "50", "ARBRUN_HYSTERESIS_PCT: '50' is not valid"},
+        {"ARBRUN_WINDOW_MS", "0", "ARBRUN_WINDOW_MS: '0' is not valid"},
+        {"ARBRUN_CHECK_PERIOD_US", "4", "ARBRUN_CHECK_PERIOD_US: '4' is not valid"},
+        {"ARBRUN_IDLE_GRACE_US", "15", "ARBRUN_IDLE_GRACE_US: '15' is not valid: idleness"},
     };
     for (const auto& c : cases) {
         Env env = {{"ARBRUN_CORES", "4"}, {"ARBRUN_PRIORITY", "1"}};

@@ -1,5 +1,7 @@
 // The ARBRUN_* environment format (see config.h): writing a Config and reading it back through the
 // same parsers the command line uses, with the variable's name as the label in errors.
+#include <cstdio>
+
 #include "parse_detail.h"
 
 namespace arbconfig {
@@ -86,6 +88,16 @@ bool parseRules(std::string_view value, std::vector<ClassRule>* rules, std::stri
 
 }  // namespace
 
+// Shortest text that parses back to the same value (at most 9 fraction digits, as the parser).
+static std::string formatLoadFactor(double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.9f", value);
+    std::string s(text);
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+    return s;
+}
+
 // All variables, always: a launcher must override whatever its own environment held.
 std::vector<std::pair<std::string, std::string>> toEnvironment(const Config& config) {
     std::string rules;
@@ -105,6 +117,12 @@ std::vector<std::pair<std::string, std::string>> toEnvironment(const Config& con
         {kEnvVerbose, flag(config.verbose)},
         {kEnvTimeSlice, std::to_string(config.timeSliceUs)},
         {kEnvTrace, config.tracePath},
+        {kEnvEstimator, std::string(estimatorName(config.estimator.kind))},
+        {kEnvLoadFactor, formatLoadFactor(config.estimator.loadFactor)},
+        {kEnvHysteresis, std::to_string(config.estimator.hysteresisPct)},
+        {kEnvWindow, std::to_string(config.estimator.windowMs)},
+        {kEnvCheckPeriod, std::to_string(config.estimator.checkPeriodUs)},
+        {kEnvIdleGrace, std::to_string(config.estimator.idleGraceUs)},
     };
 }
 
@@ -139,6 +157,24 @@ bool fromEnvironment(const std::function<const char*(const char*)>& lookup, Conf
     }
     if (!(v = value(kEnvTimeSlice)).empty() &&
         !detail::parseTimeSliceAs(kEnvTimeSlice, v, &next, error)) {
+        return false;
+    }
+    using detail::EstimatorField;
+    const std::pair<const char*, EstimatorField> estimatorVars[] = {
+        {kEnvEstimator, EstimatorField::kind},
+        {kEnvLoadFactor, EstimatorField::loadFactor},
+        {kEnvHysteresis, EstimatorField::hysteresis},
+        {kEnvWindow, EstimatorField::window},
+        {kEnvCheckPeriod, EstimatorField::checkPeriod},
+        {kEnvIdleGrace, EstimatorField::idleGrace}};
+    for (const auto& [name, field] : estimatorVars) {
+        if (!(v = value(name)).empty() &&
+            !detail::parseEstimatorFieldAs(field, name, v, &next, error)) {
+            return false;
+        }
+    }
+    if (auto inconsistent = checkConsistency(next, kEnvIdleGrace)) {
+        if (error) *error = *inconsistent;
         return false;
     }
     const std::pair<const char*, bool*> flags[] = {

@@ -24,6 +24,12 @@ bool parseDecimal(std::string_view text, uint64_t max, uint64_t* out);
 
 bool parseCoresAs(std::string_view label, std::string_view text, Config* config,
                   std::string* error);
+// The estimator's settings; `field` names which one (its option table in values.cc).
+enum class EstimatorField { kind, loadFactor, hysteresis, window, checkPeriod, idleGrace };
+bool parseEstimatorFieldAs(EstimatorField field, std::string_view label, std::string_view text,
+                           Config* config, std::string* error);
+// Decimal number with an optional fraction ("1", "1.5", "2.25"), no sign or exponent.
+bool parseFixedPoint(std::string_view text, double* out);
 bool parseTracePathAs(std::string_view label, std::string_view text, Config* config,
                       std::string* error);
 bool parseTimeSliceAs(std::string_view label, std::string_view text, Config* config,

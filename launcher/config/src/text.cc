@@ -53,6 +53,23 @@ bool invalid(std::string_view label, std::string_view text, std::string_view rea
 
 // std::from_chars alone would accept a prefix ("3x") and a leading '-' is its error; requiring
 // that it consumed everything and that the first byte is a digit makes the syntax exactly [0-9]+.
+bool parseFixedPoint(std::string_view text, double* out) {
+    const size_t dot = text.find('.');
+    uint64_t whole = 0, fraction = 0;
+    if (!parseDecimal(text.substr(0, dot), 1'000'000, &whole)) return false;
+    double value = double(whole);
+    if (dot != std::string_view::npos) {
+        const std::string_view digits = text.substr(dot + 1);
+        if (digits.empty() || digits.size() > 9 || !parseDecimal(digits, 999'999'999, &fraction))
+            return false;
+        double scale = 1;
+        for (size_t i = 0; i < digits.size(); ++i) scale *= 10;
+        value += double(fraction) / scale;
+    }
+    *out = value;
+    return true;
+}
+
 bool parseDecimal(std::string_view text, uint64_t max, uint64_t* out) {
     if (text.empty() || text[0] < '0' || text[0] > '9') return false;
     uint64_t value = 0;

@@ -68,6 +68,51 @@ bool parseTimeSliceAs(std::string_view label, std::string_view text, Config* con
     return true;
 }
 
+// One table for the estimator's integer settings: their option names, bounds and forms, so the
+// command line and the environment parse them alike.
+struct IntegerSetting {
+    EstimatorField field;
+    uint64_t min, max;
+    std::string_view form;
+    uint32_t EstimatorSettings::*member;
+};
+constexpr IntegerSetting kIntegerSettings[] = {
+    {EstimatorField::hysteresis, 1, 49, kHysteresisForm, &EstimatorSettings::hysteresisPct},
+    {EstimatorField::window, 1, 60'000, kWindowForm, &EstimatorSettings::windowMs},
+    {EstimatorField::checkPeriod, 5, 50'000, kCheckPeriodForm, &EstimatorSettings::checkPeriodUs},
+    {EstimatorField::idleGrace, 10, 60'000'000, kIdleGraceForm, &EstimatorSettings::idleGraceUs},
+};
+
+bool parseEstimatorFieldAs(EstimatorField field, std::string_view label, std::string_view text,
+                           Config* config, std::string* error) {
+    EstimatorSettings& s = config->estimator;
+    if (field == EstimatorField::kind) {
+        if (text == "arachne" || text == "fast") {
+            s.kind = text == "fast" ? Estimator::fast : Estimator::arachne;
+            return true;
+        }
+        return invalid(label, text, "unknown estimator", kEstimatorForm, error);
+    }
+    if (field == EstimatorField::loadFactor) {
+        double value = 0;
+        if (!parseFixedPoint(text, &value) || value <= 1.0 || value > 64.0) {
+            return invalid(label, text, "", kLoadFactorForm, error);
+        }
+        s.loadFactor = value;
+        return true;
+    }
+    for (const IntegerSetting& setting : kIntegerSettings) {
+        if (setting.field != field) continue;
+        uint64_t value = 0;
+        if (!parseDecimal(text, setting.max, &value) || value < setting.min) {
+            return invalid(label, text, "", setting.form, error);
+        }
+        s.*setting.member = static_cast<uint32_t>(value);
+        return true;
+    }
+    return invalid(label, text, "", "", error);
+}
+
 // Any non-empty path without a NUL byte; whether it can be written is the launcher's check (it
 // creates the file before starting the program).
 bool parseTracePathAs(std::string_view label, std::string_view text, Config* config,
@@ -137,6 +182,52 @@ bool parseTimeSlice(std::string_view text, Config* config, std::string* error) {
 
 bool parseTracePath(std::string_view text, Config* config, std::string* error) {
     return detail::parseTracePathAs("--trace", text, config, error);
+}
+
+bool parseEstimator(std::string_view text, Config* config, std::string* error) {
+    return detail::parseEstimatorFieldAs(detail::EstimatorField::kind, "--estimator", text, config,
+                                         error);
+}
+
+bool parseLoadFactor(std::string_view text, Config* config, std::string* error) {
+    return detail::parseEstimatorFieldAs(detail::EstimatorField::loadFactor, "--load-factor", text,
+                                         config, error);
+}
+
+bool parseHysteresis(std::string_view text, Config* config, std::string* error) {
+    return detail::parseEstimatorFieldAs(detail::EstimatorField::hysteresis, "--hysteresis", text,
+                                         config, error);
+}
+
+bool parseWindow(std::string_view text, Config* config, std::string* error) {
+    return detail::parseEstimatorFieldAs(detail::EstimatorField::window, "--window", text, config,
+                                         error);
+}
+
+bool parseCheckPeriod(std::string_view text, Config* config, std::string* error) {
+    return detail::parseEstimatorFieldAs(detail::EstimatorField::checkPeriod, "--check-period",
+                                         text, config, error);
+}
+
+bool parseIdleGrace(std::string_view text, Config* config, std::string* error) {
+    return detail::parseEstimatorFieldAs(detail::EstimatorField::idleGrace, "--idle-grace", text,
+                                         config, error);
+}
+
+std::optional<std::string> checkConsistency(const Config& config, std::string_view idleGraceLabel) {
+    const EstimatorSettings& s = config.estimator;
+    if (uint64_t(s.idleGraceUs) >= 2 * uint64_t(s.checkPeriodUs)) return std::nullopt;
+    std::string error;
+    detail::invalid(idleGraceLabel, std::to_string(s.idleGraceUs),
+                    "idleness is only seen at the check that ends an idle interval, so it must "
+                    "cover two check periods of " +
+                        std::to_string(s.checkPeriodUs) + " us",
+                    kIdleGraceForm, &error);
+    return error;
+}
+
+std::string_view estimatorName(Estimator estimator) {
+    return estimator == Estimator::fast ? "fast" : "arachne";
 }
 
 bool parseThreadClass(std::string_view text, ThreadClass* out, std::string* error) {

@@ -41,6 +41,20 @@ struct ClassRule {
     friend bool operator==(const ClassRule&, const ClassRule&) = default;
 };
 
+// How the process estimates the cores it needs (arbiter mode). Ranges are in the forms below; the
+// runtime's estimators (runtime/policy) validate the same bounds again. A plain value.
+enum class Estimator { arachne, fast };
+struct EstimatorSettings {
+    Estimator kind = Estimator::arachne;  // --estimator
+    double loadFactor = 1.5;              // --load-factor X: Arachne's scale-up threshold
+    uint32_t hysteresisPct = 9;           // --hysteresis PCT: Arachne's scale-down margin
+    uint32_t windowMs = 50;               // --window MS: Arachne's measurement window
+    uint32_t checkPeriodUs = 10;          // --check-period US: the fast estimator's period
+    uint32_t idleGraceUs = 250;           // --idle-grace US: fast: an idle core is given back
+
+    friend bool operator==(const EstimatorSettings&, const EstimatorSettings&) = default;
+};
+
 // The whole configuration. A plain value: copy freely, no concurrency rules.
 struct Config {
     uint32_t minCores = 1, maxCores = 0;  // --cores N | MIN:MAX | MIN: ; 0 = one per allowed CPU
@@ -53,6 +67,7 @@ struct Config {
     bool verbose = false;                                    // --verbose
     uint32_t timeSliceUs = 10'000;  // --time-slice US; 0 = threads are never preempted
     std::string tracePath;          // --trace FILE; empty = no core timeline
+    EstimatorSettings estimator;    // --estimator and its settings
 
     friend bool operator==(const Config&, const Config&) = default;
 };
@@ -68,6 +83,13 @@ inline constexpr std::string_view kClassRuleForm =
     "RULE=CLASS with RULE sym:GLOB, name:GLOB, caller:GLOB or index:N[-M] and CLASS normal, "
     "exclusive or batch";
 inline constexpr std::string_view kArbiterForm = "a Unix socket path of 1 to 107 bytes";
+inline constexpr std::string_view kEstimatorForm = "arachne or fast";
+inline constexpr std::string_view kLoadFactorForm = "a number above 1 and at most 64, e.g. 1.5";
+inline constexpr std::string_view kHysteresisForm = "a percentage from 1 to 49";
+inline constexpr std::string_view kWindowForm = "milliseconds from 1 to 60000";
+inline constexpr std::string_view kCheckPeriodForm = "microseconds from 5 to 50000";
+inline constexpr std::string_view kIdleGraceForm =
+    "microseconds from 10 to 60000000, at least twice the check period";
 inline constexpr std::string_view kTraceForm = "a file path to write the CSV timeline to";
 inline constexpr uint32_t kMinTimeSliceUs = 100, kMaxTimeSliceUs = 1'000'000;
 inline constexpr std::string_view kTimeSliceForm =
@@ -81,6 +103,18 @@ bool parsePriority(std::string_view text, Config* config, std::string* error);
 bool parseClassRule(std::string_view text, ClassRule* rule, std::string* error);
 bool parseTimeSlice(std::string_view text, Config* config, std::string* error);
 bool parseTracePath(std::string_view text, Config* config, std::string* error);
+bool parseEstimator(std::string_view text, Config* config, std::string* error);
+bool parseLoadFactor(std::string_view text, Config* config, std::string* error);
+bool parseHysteresis(std::string_view text, Config* config, std::string* error);
+bool parseWindow(std::string_view text, Config* config, std::string* error);
+bool parseCheckPeriod(std::string_view text, Config* config, std::string* error);
+bool parseIdleGrace(std::string_view text, Config* config, std::string* error);
+// What no single option can check: the idle grace covers at least two check periods. Returns the
+// one-line error naming `idleGraceLabel` (the option or variable), or nullopt. The launcher and
+// fromEnvironment() both apply it.
+std::optional<std::string> checkConsistency(const Config& config,
+                                            std::string_view idleGraceLabel = "--idle-grace");
+std::string_view estimatorName(Estimator estimator);
 bool parseThreadClass(std::string_view text, ThreadClass* out, std::string* error);
 bool parseArbiterPath(std::string_view text, Config* config, std::string* error);
 
@@ -92,16 +126,22 @@ std::string_view ruleKindName(ClassRule::Kind kind);
 std::string formatClassRule(const ClassRule& rule);
 
 // Environment variables. Every Config field round-trips through them.
-inline constexpr const char* kEnvCores = "ARBRUN_CORES";                 // N | MIN:MAX | MIN:
-inline constexpr const char* kEnvPriority = "ARBRUN_PRIORITY";           // 0-7
-inline constexpr const char* kEnvClass = "ARBRUN_CLASS";                 // rule;rule;... (below)
-inline constexpr const char* kEnvDefaultClass = "ARBRUN_DEFAULT_CLASS";  // normal|exclusive|batch
-inline constexpr const char* kEnvArbiter = "ARBRUN_ARBITER";             // socket path
-inline constexpr const char* kEnvStandalone = "ARBRUN_STANDALONE";       // 1 | 0
-inline constexpr const char* kEnvStats = "ARBRUN_STATS";                 // 1 | 0
-inline constexpr const char* kEnvVerbose = "ARBRUN_VERBOSE";             // 1 | 0
-inline constexpr const char* kEnvTimeSlice = "ARBRUN_TIME_SLICE_US";     // 0 | 100-1000000
-inline constexpr const char* kEnvTrace = "ARBRUN_TRACE";                 // file path, or empty
+inline constexpr const char* kEnvCores = "ARBRUN_CORES";                  // N | MIN:MAX | MIN:
+inline constexpr const char* kEnvPriority = "ARBRUN_PRIORITY";            // 0-7
+inline constexpr const char* kEnvClass = "ARBRUN_CLASS";                  // rule;rule;... (below)
+inline constexpr const char* kEnvDefaultClass = "ARBRUN_DEFAULT_CLASS";   // normal|exclusive|batch
+inline constexpr const char* kEnvArbiter = "ARBRUN_ARBITER";              // socket path
+inline constexpr const char* kEnvStandalone = "ARBRUN_STANDALONE";        // 1 | 0
+inline constexpr const char* kEnvStats = "ARBRUN_STATS";                  // 1 | 0
+inline constexpr const char* kEnvVerbose = "ARBRUN_VERBOSE";              // 1 | 0
+inline constexpr const char* kEnvTimeSlice = "ARBRUN_TIME_SLICE_US";      // 0 | 100-1000000
+inline constexpr const char* kEnvTrace = "ARBRUN_TRACE";                  // file path, or empty
+inline constexpr const char* kEnvEstimator = "ARBRUN_ESTIMATOR";          // arachne | fast
+inline constexpr const char* kEnvLoadFactor = "ARBRUN_LOAD_FACTOR";       // e.g. 1.5
+inline constexpr const char* kEnvHysteresis = "ARBRUN_HYSTERESIS_PCT";    // 1-49
+inline constexpr const char* kEnvWindow = "ARBRUN_WINDOW_MS";             // 1-60000
+inline constexpr const char* kEnvCheckPeriod = "ARBRUN_CHECK_PERIOD_US";  // 5-50000
+inline constexpr const char* kEnvIdleGrace = "ARBRUN_IDLE_GRACE_US";      // 10-60000000
 
 // Every variable above with its value for `config`, in the order listed (all of them, always, so a
 // launcher overrides whatever its own environment held). ARBRUN_CLASS holds the rules in order,
