@@ -52,6 +52,7 @@ ArachneEstimator::ArachneEstimator(const ArachneParams& params)
     workAtScaleUp_.fill(-1.0);
 }
 
+// Out of line: CoreHistory is only complete here.
 ArachneEstimator::~ArachneEstimator() = default;
 
 // Accumulates the sample into the window and decides only when the window is over; a change of
@@ -128,6 +129,7 @@ Decision ArachneEstimator::decide(uint32_t granted) {
     return d;
 }
 
+// A window starts at a sample, whose counters are the baseline of the next differences.
 void ArachneEstimator::restartWindow(uint64_t nowNs) {
     windowStartNs_ = nowNs;
     grantedSum_ = busySum_ = runnableSum_ = 0;

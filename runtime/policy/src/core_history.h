@@ -18,6 +18,7 @@ struct CoreStep {
     CoreCounters before;
     bool continued = false;
 
+    // Growth of each counter over the step (only when `continued`: never negative then).
     uint64_t grantedDelta() const { return now.grantedNs - before.grantedNs; }
     uint64_t busyDelta() const { return now.busyNs - before.busyNs; }
     uint64_t runnableDelta() const { return now.runnableNs - before.runnableNs; }

@@ -67,6 +67,7 @@ FastEstimator::FastEstimator(const FastParams& params)
     if (auto error = validate(params)) throw std::invalid_argument(*error);
 }
 
+// Out of line: CoreHistory is only complete here.
 FastEstimator::~FastEstimator() = default;
 
 // One check: examine every core against the previous check, then apply the rules in order (idle

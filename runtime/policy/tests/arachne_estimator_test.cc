@@ -19,6 +19,7 @@ using testing::traceOf;
 
 constexpr uint64_t kMs = 1'000'000;
 
+// Arachne's defaults with the given core limits.
 ArachneParams limits(uint32_t minCores, uint32_t maxCores) {
     ArachneParams p;
     p.limits = {minCores, maxCores};

@@ -21,6 +21,7 @@ using testing::replay;
 using testing::simulate;
 using testing::traceOf;
 
+// Both estimators with their defaults and the same limits.
 ArachneParams arachneParams() {
     ArachneParams p;
     p.limits = {1, 8};

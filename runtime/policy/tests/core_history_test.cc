@@ -6,6 +6,7 @@
 namespace arbrt::policy::detail {
 namespace {
 
+// Counters of one core, unnamed fields zero.
 CoreCounters counters(int id, uint64_t granted, uint64_t busy = 0, uint64_t runnable = 0,
                       uint64_t enqueued = 0, uint64_t dequeued = 0) {
     return CoreCounters{id, granted, busy, runnable, enqueued, dequeued};

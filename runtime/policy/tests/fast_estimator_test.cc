@@ -17,6 +17,7 @@ using testing::replay;
 using testing::simulate;
 using testing::traceOf;
 
+// A 10 us period and a short (50 us) grace, so the traces stay short.
 FastParams limits(uint32_t minCores, uint32_t maxCores) {
     FastParams p;
     p.limits = {minCores, maxCores};

@@ -10,7 +10,7 @@
 namespace arbrt::policy {
 namespace {
 
-// Arachne params with one field changed.
+// Default params with one field changed (so each case names only what it tests).
 template <typename Change>
 ArachneParams arachne(Change change) {
     ArachneParams p;

@@ -11,6 +11,7 @@ namespace {
 class FixedEstimator final : public CoreEstimator {
   public:
     explicit FixedEstimator(uint32_t cores) : cores_(cores) {}
+    // Keeps a copy of the sample for the test to inspect.
     Decision onSample(const CoreSample& sample) override {
         samples.push_back({sample.nowNs, {sample.cores.begin(), sample.cores.end()}});
         return Decision{cores_, static_cast<uint32_t>(sample.cores.size()), Reason::steady};

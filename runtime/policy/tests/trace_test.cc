@@ -6,6 +6,7 @@
 namespace arbrt::policy::testing {
 namespace {
 
+// Parses text that must fail and returns the error.
 std::string errorOf(std::string_view text) {
     std::string error;
     EXPECT_FALSE(parseTrace(text, &error)) << text;

@@ -28,7 +28,9 @@ struct CoreCounters {
     uint64_t busyNs = 0;      // of which it ran user threads (<= grantedNs over any interval)
     uint64_t runnableNs = 0;  // integral over granted time of the number of runnable threads on the
                               // core, counting the running one (thread-nanoseconds): Arachne's
-                              // load-factor numerator
+                              // load-factor numerator. Integrated, not sampled: a sample
+                              // every few us would alias with dispatching, and the integral
+                              // costs one multiply-add per switch
     // Shenango's congestion signal as two sequence numbers of the core's set of runnable threads
     // that wait to run (its queue, and any run-next slot): threads that entered it, and threads
     // that left it (to run here, stolen, migrated). dequeued <= enqueued; enqueued - dequeued is
