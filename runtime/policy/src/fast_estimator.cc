@@ -1,0 +1,150 @@
+// Shenango-style fast core estimator (rules in fast_estimator.h).
+#include "arbrt/policy/fast_estimator.h"
+
+#include <stdexcept>
+
+#include "core_history.h"
+#include "decide.h"
+#include "format.h"
+
+namespace arbrt::policy {
+
+using detail::formatDuration;
+
+namespace {
+
+constexpr uint64_t kMinPeriodNs = 5'000;
+constexpr uint64_t kMaxPeriodNs = 50'000'000;
+constexpr uint64_t kMaxGraceNs = 60'000'000'000;
+
+// What one check found on one core.
+struct CoreFinding {
+    uint64_t waitedAcross = 0;  // threads that waited at the previous check and still wait
+    bool idle = false;          // the interval since the previous check was idle
+};
+
+// The two per-core rules of the file comment, on one core's step between checks.
+CoreFinding examine(const detail::CoreStep& step) {
+    CoreFinding finding;
+    const CoreCounters& before = step.before;
+    const CoreCounters& now = step.now;
+    if (before.enqueued > before.dequeued && now.dequeued < before.enqueued) {
+        finding.waitedAcross = before.enqueued - now.dequeued;
+    }
+    finding.idle =
+        step.busyDelta() == 0 && now.enqueued == before.enqueued && now.dequeued >= now.enqueued;
+    return finding;
+}
+
+}  // namespace
+
+// Bounds: checks faster than 5 us cost more than the latency they save (Shenango's iokernel, a
+// dedicated core, checks every 5 us); slower than 50 ms the fast path is slower than Arachne's
+// window. The grace must span two checks (see FastParams) and at most a minute.
+std::optional<std::string> validate(const FastParams& p) {
+    const std::string prefix = "fast estimator: ";
+    if (auto error = validate(p.limits)) return prefix + *error;
+    if (p.periodNs < kMinPeriodNs || p.periodNs > kMaxPeriodNs) {
+        return prefix + "check period " + formatDuration(p.periodNs) + " must be in [" +
+               formatDuration(kMinPeriodNs) + ", " + formatDuration(kMaxPeriodNs) +
+               "] (default 10 us)";
+    }
+    if (p.idleGraceNs < 2 * p.periodNs || p.idleGraceNs > kMaxGraceNs) {
+        return prefix + "idle grace " + formatDuration(p.idleGraceNs) +
+               " must be at least two check periods (" + formatDuration(2 * p.periodNs) +
+               ") and at most " + formatDuration(kMaxGraceNs) + " (default 250 us)";
+    }
+    return std::nullopt;
+}
+
+// Invalid settings are the caller's bug (the launcher validates user input first): fail at once.
+// The per-core arrays are sized here so checks never allocate.
+FastEstimator::FastEstimator(const FastParams& params)
+    : params_(params),
+      history_(std::make_unique<detail::CoreHistory>()),
+      wanted_(params.limits.minCores),
+      idleSinceNs_(kMaxCoreIds, kNotIdle) {
+    if (auto error = validate(params)) throw std::invalid_argument(*error);
+}
+
+// Out of line: CoreHistory is only complete here.
+FastEstimator::~FastEstimator() = default;
+
+// One check: examine every core against the previous check, then apply the rules in order (idle
+// grace, waiting, hold).
+Decision FastEstimator::onSample(const CoreSample& sample) {
+    Decision d{wanted_, 0, Reason::hold};
+    if (started_ && sample.nowNs < lastNowNs_) return d;  // older than the last: ignored
+    lastNowNs_ = sample.nowNs;
+    if (started_ && sample.nowNs - lastCheckNs_ < params_.periodNs) return d;
+    history_->beginRound();
+    uint64_t mostWaiting = 0, longestIdleNs = 0;
+    int waitingCore = -1, idleCore = -1;
+    uint32_t idleNow = 0, idlePastGrace = 0;
+    for (const CoreCounters& counters : sample.cores) {
+        std::optional<detail::CoreStep> step = history_->record(counters);
+        if (!step) continue;
+        uint64_t& idleSince = idleSinceNs_[static_cast<size_t>(counters.coreId)];
+        if (!step->continued) {
+            idleSince = kNotIdle;
+            continue;
+        }
+        const CoreFinding finding = examine(*step);
+        if (finding.waitedAcross > mostWaiting ||
+            (finding.waitedAcross > 0 && finding.waitedAcross == mostWaiting &&
+             counters.coreId < waitingCore)) {
+            mostWaiting = finding.waitedAcross;
+            waitingCore = counters.coreId;
+        }
+        if (!finding.idle) {
+            idleSince = kNotIdle;
+            continue;
+        }
+        ++idleNow;
+        if (idleSince == kNotIdle) idleSince = lastCheckNs_;
+        const uint64_t idleNs = sample.nowNs - idleSince;
+        if (idleNs < params_.idleGraceNs) continue;
+        ++idlePastGrace;
+        if (idleNs > longestIdleNs || (idleNs == longestIdleNs && counters.coreId < idleCore)) {
+            longestIdleNs = idleNs;
+            idleCore = counters.coreId;
+        }
+    }
+    const uint32_t granted = history_->coresThisRound();
+    d.granted = granted;
+    const uint64_t sincePrevious = sample.nowNs - lastCheckNs_;
+    lastCheckNs_ = sample.nowNs;
+    if (!started_) {
+        started_ = true;
+        detail::settle(granted, params_.limits, &d);
+        d.clamped = false;
+        wanted_ = d.cores;
+        return d;
+    }
+    int64_t proposal = wanted_;
+    if (idlePastGrace > 0) {
+        d.reason = Reason::coreIdle;
+        d.coreId = idleCore;
+        d.measured = static_cast<double>(longestIdleNs);
+        d.limit = static_cast<double>(params_.idleGraceNs);
+        proposal = int64_t{granted} - idlePastGrace;
+    } else if (waitingCore >= 0 && idleNow == 0) {
+        d.reason = Reason::queuedAcrossChecks;
+        d.coreId = waitingCore;
+        d.measured = static_cast<double>(sincePrevious);
+        d.limit = static_cast<double>(params_.periodNs);
+        proposal = int64_t{granted} + 1;
+    } else {
+        d.reason = Reason::steady;
+    }
+    detail::settle(proposal, params_.limits, &d);
+    wanted_ = d.cores;
+    return d;
+}
+
+// The next check; 0 before the first sample (sample at once).
+uint64_t FastEstimator::nextDecisionNs() const {
+    return started_ ? detail::saturatingAdd(lastCheckNs_, params_.periodNs) : 0;
+}
+
+}  // namespace arbrt::policy
