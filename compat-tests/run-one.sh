@@ -1,7 +1,9 @@
 #!/bin/sh
 # run-one.sh NAME COMMAND [ARGS...] — runs one compatibility program (natively, or with an
 # `arbrun --standalone --` prefix) and applies the pass condition shared by every variant:
-# exit status 0, a stdout line exactly `ok NAME`, and no stdout line starting with `FAIL`.
+# exit status 0, a stdout line exactly `ok NAME`, and no stdout line starting with `FAIL`. Exit
+# status 77 (a program that cannot run here, e.g. needs root) is passed through: ctest's
+# SKIP_RETURN_CODE then reports it as skipped.
 # Everything the program printed is shown again so that ctest's log keeps it.
 set -u
 name=$1
@@ -11,6 +13,10 @@ trap 'rm -f "$out"' EXIT
 "$@" >"$out"
 rc=$?
 cat "$out"
+if [ "$rc" -eq 77 ]; then
+    echo "run-one: $name skipped" >&2
+    exit 77
+fi
 if [ "$rc" -ne 0 ]; then
     echo "run-one: $name exited with status $rc" >&2
     exit 1

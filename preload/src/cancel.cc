@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "arbrt/arbrt.h"
+#include "kernel_sigaction.h"
 #include "real_libc.h"
 #include "shim.h"
 #include "signals.h"
@@ -24,7 +25,6 @@ namespace {
 constexpr size_t kCancelHandling = 776;
 constexpr int kDisabled = 1, kAsync = 2, kCanceling = 4, kCanceled = 8, kExiting = 0x10,
               kTerminated = 0x20;
-constexpr int kSigCancel = 32;  // glibc's SIGCANCEL (SIGRTMIN - 2 as glibc numbers them)
 
 std::atomic<int>& cancelWord(void* tcb) {
     return *reinterpret_cast<std::atomic<int>*>(static_cast<char*>(tcb) + kCancelHandling);
@@ -65,15 +65,6 @@ void onCancelSignal(int, siginfo_t* info, void* context) {
     actOnCancel();
 }
 
-// The kernel's struct sigaction (glibc's sigaction() refuses SIGCANCEL, reserved for itself).
-struct KernelSigaction {
-    void (*handler)(int, siginfo_t*, void*);
-    unsigned long flags;
-    void (*restorer)();
-    uint64_t mask;
-};
-constexpr unsigned long kSaRestorer = 0x04000000;
-
 // Installed at start-up (the runtime's preemption requests arrive on SIGCANCEL too: a signal the
 // program can never use) and again, harmlessly, at the first asynchronous cancellation. SA_NODEFER
 // with an empty mask: the handler may unwind instead of returning, and must leave the carrier's
@@ -83,7 +74,7 @@ void installCancelHandler() {
     std::call_once(once, [] {
         KernelSigaction sa{onCancelSignal, SA_SIGINFO | SA_RESTART | SA_NODEFER | kSaRestorer,
                            arbrun_restore_rt, 0};
-        ::syscall(SYS_rt_sigaction, kSigCancel, &sa, nullptr, sizeof(uint64_t));
+        kernelSigaction(kSigCancel, &sa, nullptr);
     });
 }
 

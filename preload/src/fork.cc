@@ -22,6 +22,7 @@
 #include "arbrt/arbrt.h"
 #include "arbrt/fork.h"
 #include "real_libc.h"
+#include "setxid.h"
 #include "shim.h"
 
 namespace arbrun {
@@ -40,6 +41,7 @@ void child() {
         logWarning("fork: cannot rebuild the user-thread runtime in the child (%s)",
                    err->message.c_str());
     }
+    installSetxidHandler();  // the child's first thread may have brought glibc's handler back
 }
 
 // vfork under the runtime (see the top of the file).

@@ -21,6 +21,7 @@
 #include "cancel.h"
 #include "fork.h"
 #include "real_libc.h"
+#include "setxid.h"
 #include "shim.h"
 
 namespace arbrun {
@@ -220,6 +221,7 @@ Mode ensureStarted() {
     bool expected = false;
     if (!gStarting.compare_exchange_strong(expected, true)) return Mode(gMode.load());
     const Mode decided = decideMode();
+    if (decided == Mode::runtime) installSetxidHandler();  // the runtime's threads exist now
     gMode.store(int(decided), std::memory_order_release);
     return decided;
 }

@@ -106,6 +106,10 @@ bool handOver(ThreadContext* self) {
         return false;
     }
     GlibcTcb::prepare(tcb, nullptr, stack.low, stack.size, stack.guard);
+    // glibc now lists self->tcb as this kernel thread: the kernel thread keeps that place, under
+    // its new TCB. Nothing else changes the list now: the new runtime's threads create threads
+    // (spare carriers) only for a user thread blocked in the kernel, and ours is the only one.
+    GlibcTcb::moveThreadListEntry(self->tcb, tcb, int32_t(rawSyscall(SYS_gettid)));
     fcontext_t host = make_fcontext(stack.top(), stack.usable(), hostMain);
     setThreadPointer(tcb);
     transfer_t back = jump_fcontext(host, self);

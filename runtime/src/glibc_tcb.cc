@@ -229,6 +229,23 @@ void GlibcTcb::prepare(void* tcb, ThreadContext* context, void* stackLow, size_t
     }
 }
 
+// glibc's list_t: {next, prev}, circular, embedded in struct pthread at kList. A node linked to
+// itself is on no list (prepare() leaves user TCBs so).
+void GlibcTcb::moveThreadListEntry(void* userTcb, void* kernelTcb, int32_t kernelTid) {
+    void* from = static_cast<char*>(userTcb) + kList;
+    void* to = static_cast<char*>(kernelTcb) + kList;
+    auto** next = field<void**>(userTcb, kList);
+    auto** prev = field<void**>(userTcb, kList + 8);
+    if (next == from) return;
+    field<void*>(kernelTcb, kList) = next;
+    field<void*>(kernelTcb, kList + 8) = prev;
+    prev[0] = to;  // prev->next
+    next[1] = to;  // next->prev
+    field<void*>(userTcb, kList) = from;
+    field<void*>(userTcb, kList + 8) = from;
+    field<int32_t>(kernelTcb, kTid) = kernelTid;
+}
+
 void GlibcTcb::resetForReuse(void* tcb) {
     if (const StaticTlsList* list = gStaticTls.load(std::memory_order_acquire)) {
         for (const StaticTlsModule& m : list->modules) copyModule(tcb, m);

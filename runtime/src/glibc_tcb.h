@@ -55,6 +55,13 @@ class GlibcTcb {
     static void unlockStaticTls();
     // Runs the thread's C++ thread_local destructors; on the exiting thread, its TCB current.
     static void runTlsDestructors();
+    // Fork child: glibc's thread list holds the forking thread's TCB (THREAD_SELF at fork, a user
+    // TCB when a user thread forked), but the kernel thread it stands for, the child's only one,
+    // continues on `kernelTcb`. Puts `kernelTcb` in `userTcb`'s place in that list, with the
+    // kernel thread's tid, so that glibc's set*id broadcast signals that kernel thread and finds
+    // the flag its SIGSETXID handler clears on THREAD_SELF. `userTcb` keeps its tid (the owner id
+    // of mutexes its thread holds). The caller must be the only thread that can touch the list.
+    static void moveThreadListEntry(void* userTcb, void* kernelTcb, int32_t kernelTid);
     // Where glibc keeps a thread's unique id (never a real tid: >= 0x400000 > PID_MAX_LIMIT).
     static int32_t userThreadId(void* tcb);
 };

@@ -18,4 +18,12 @@ void setHostThreadApi(const HostThreadApi& api);
 // program's main thread exits with pthread_exit: the process lives on until its last thread ends.
 void waitUntilNoThreads();
 
+// Runs fn(arg) with the thread pointer (%fs base) at the calling kernel thread's own glibc TCB and
+// restores it afterwards. On a carrier running a user thread, glibc's THREAD_SELF is the user
+// thread's TCB, which glibc's thread list does not hold; code that must appear to glibc as the
+// kernel thread it knows (its SIGSETXID handler, the set*id broadcast) runs through this. Elsewhere
+// it just calls fn(arg). Async-signal-safe. While fn runs, errno and every __thread variable are
+// the kernel thread's, not the user thread's: fn must not switch or park user threads.
+void runOnKernelThreadTcb(void (*fn)(void*), void* arg);
+
 }  // namespace arbrt
