@@ -5,6 +5,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
@@ -12,12 +13,15 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "arbclient/client.h"
 #include "arbconfig/config.h"
 #include "arbrt/arbrt.h"
 #include "arbrt/host.h"
+#include "arbrt/policy/arachne_estimator.h"
+#include "arbrt/policy/fast_estimator.h"
 #include "cancel.h"
 #include "fork.h"
 #include "real_libc.h"
@@ -89,6 +93,25 @@ bool startKernelThread(std::function<void()> body, std::string* error) {
     return true;
 }
 
+// The core estimator the configuration names, over [minCores, maxCores]. The launcher validated
+// the settings with the same bounds; should the estimator still refuse them (an environment set
+// by hand), the process asks for all its cores, as without an estimator, and says why once.
+std::shared_ptr<arbrt::policy::CoreEstimator> makeEstimator(const arbconfig::EstimatorSettings& s,
+                                                            uint32_t minCores, uint32_t maxCores) {
+    const arbrt::policy::CoreLimits limits{std::max<uint32_t>(1, minCores), maxCores};
+    try {
+        if (s.kind == arbconfig::Estimator::fast) {
+            return std::make_shared<arbrt::policy::FastEstimator>(arbrt::policy::FastParams{
+                limits, uint64_t(s.checkPeriodUs) * 1000, uint64_t(s.idleGraceUs) * 1000});
+        }
+        return std::make_shared<arbrt::policy::ArachneEstimator>(arbrt::policy::ArachneParams{
+            limits, uint64_t(s.windowMs) * 1'000'000, s.loadFactor, s.hysteresisPct / 100.0});
+    } catch (const std::invalid_argument& e) {
+        logWarning("%s; asking the arbiter for every core instead", e.what());
+        return nullptr;
+    }
+}
+
 // Connects to the core arbiter (cores then come from it) or says once why the process runs
 // standalone.
 void connectArbiter(arbrt::RuntimeOptions* options) {
@@ -113,8 +136,11 @@ void connectArbiter(arbrt::RuntimeOptions* options) {
     options->coreProvider = gArbiter;
     options->priority = config().priority;
     options->minCores = config().minCores;
-    logVerbose("cores from core arbiter at %s: up to %d at priority %d", path.c_str(), cores,
-               config().priority);
+    options->estimator = makeEstimator(
+        config().estimator, std::min<uint32_t>(config().minCores, cores), uint32_t(cores));
+    logVerbose("cores from core arbiter at %s: up to %d at priority %d, %s estimator", path.c_str(),
+               cores, config().priority,
+               std::string(arbconfig::estimatorName(config().estimator.kind)).c_str());
 }
 
 void printStats() {

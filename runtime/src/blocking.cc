@@ -14,6 +14,7 @@
 
 #include "arbrt/io.h"
 #include "arch.h"
+#include "estimation.h"
 #include "preempt.h"
 #include "runtime_state.h"
 #include "trace.h"
@@ -235,6 +236,7 @@ void* monitorMain(void*) {
         uint64_t next = kMonitorMaxPeriodNs;
         const bool lent = lookAtCores(watches, &next);
         traceUtilisationIfDue();
+        next = std::min(next, estimationTick());
         // Go's sysmon: short naps while lending happens, doubling up to 10 ms when nothing needed
         // doing; a thread that becomes runnable behind a blocked runner nudges it awake.
         period = lent ? kMonitorMinPeriodNs : std::min(period * 2, kMonitorMaxPeriodNs);

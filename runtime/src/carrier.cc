@@ -21,6 +21,8 @@ void runThread(Carrier* c, ThreadContext* t) {
     c->record.action = AfterSwitch::nothing;
     c->current = t;
     t->carrier = c;
+    core->threadStarts.store(core->threadStarts.load(std::memory_order_relaxed) + 1,
+                             std::memory_order_relaxed);  // owner-only: no locked increment
     setThreadPointer(t->tcb);
     transfer_t back = jump_fcontext(t->savedContext, &c->record);
     completeSwitch(back);

@@ -92,6 +92,7 @@ struct Core {
     std::atomic<Carrier*> carrier{nullptr};
     ContextCache cache;
     std::atomic<uint64_t> busyTicks{0};
+    std::atomic<uint64_t> threadStarts{0};  // threads switched in here (estimation.cc)
     // Idle accounting for samplers (trace, core estimation): the TSC at which the dispatcher went
     // idle (0 while it runs threads or is released) and the idle ticks accumulated before it.
     // Written by the core's carrier; read racily by the monitor.

@@ -9,6 +9,7 @@
 #include "arbrt/host.h"
 #include "arbrt/platform.h"
 #include "arch.h"
+#include "estimation.h"
 #include "glibc_tcb.h"
 #include "io_poller.h"
 #include "overflow.h"
@@ -82,8 +83,11 @@ void* carrierMain(void* arg) {
 std::optional<Error> requestCores(RuntimeState& rt, const RuntimeOptions& o) {
     if (!rt.provider) return std::nullopt;
     std::array<uint32_t, arbclient::kPriorityLevels> perPriority{};
-    perPriority[size_t(o.priority)] = uint32_t(rt.numCores);
-    traceEvent(TraceEvent::request, -1, -1, rt.numCores);
+    // With an estimator: its starting point (minCores); it asks for more as the load shows.
+    const uint32_t cores =
+        o.estimator ? std::max<uint32_t>(1, o.estimator->wantedCores()) : uint32_t(rt.numCores);
+    perPriority[size_t(o.priority)] = cores;
+    traceEvent(TraceEvent::request, -1, -1, cores);
     std::string error;
     if (!rt.provider->setRequestedCores(perPriority, o.minCores, uint32_t(rt.numCores), &error)) {
         return Error{Errc::systemError, "cannot request cores from the core arbiter: " + error};
@@ -144,6 +148,7 @@ std::optional<Error> startRuntime(const RuntimeOptions& options) {
     traceEvent(TraceEvent::start, -1, -1, rt->numCores);
     for (int i = 0; activeAtStart && i < rt->numCores; ++i) traceEvent(TraceEvent::grant, i, -1, 1);
     initPreemption();
+    startEstimation();
     if (!startMonitor() || !startPoller() || !startReleaseWatcher()) {
         rt->stopping.store(true, std::memory_order_release);
         stopReleaseWatcher();

@@ -156,6 +156,8 @@ void switchTo(ThreadContext* self, ThreadContext* next, AfterSwitch action) {
     c->record.action = action;
     transfer_t t;
     if (next) {
+        core->threadStarts.store(core->threadStarts.load(std::memory_order_relaxed) + 1,
+                                 std::memory_order_relaxed);  // owner-only: no locked increment
         c->current = next;
         next->carrier = c;
         setThreadPointer(next->tcb);

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <new>
 #include <optional>
 #include <string>
@@ -13,6 +14,7 @@
 #include <utility>
 
 #include "arbrt/errors.h"
+#include "arbrt/policy/estimator.h"
 
 namespace arbclient {
 class CoreProvider;
@@ -55,6 +57,11 @@ struct RuntimeOptions {
     int preemptSignal = 0;
     bool installPreemptHandler = false;
     uint64_t timeSliceNs = 10'000'000;
+    // Arbiter mode: how many cores to ask for. Null: every core the process may use, always. With
+    // an estimator (a replaceable policy object, runtime/policy), the runtime samples its cores'
+    // counters on the monitor thread and the request follows the estimate, within minCores and
+    // numCores. Shared: the runtime keeps a reference while it runs.
+    std::shared_ptr<policy::CoreEstimator> estimator;
     // A CSV timeline of the cores (grants, releases, requests, per-core utilisation every 10 ms;
     // format in runtime/src/trace.h), written while the runtime runs. Empty: none. A fork child
     // does not inherit it.

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -254,6 +255,75 @@ TEST_F(FastRelease, Reclaim_ComputingThreadGivesTheCoreBackAtOnce) {
     stop = true;
     provider_.grant(6);
     EXPECT_EQ(arbrt::join(t), 0);
+}
+
+// A scripted estimator: records what it is fed and wants `wanted` cores from its third sample on.
+class ScriptedEstimator : public arbrt::policy::CoreEstimator {
+  public:
+    arbrt::policy::Decision onSample(const arbrt::policy::CoreSample& sample) override {
+        std::lock_guard<std::mutex> g(mu_);
+        ++samples_;
+        for (const auto& c : sample.cores) maxGrantedNs_ = std::max(maxGrantedNs_, c.grantedNs);
+        arbrt::policy::Decision d;
+        d.granted = uint32_t(sample.cores.size());
+        d.cores = samples_ >= 3 ? wanted_.load() : 1;
+        d.reason =
+            samples_ >= 3 ? arbrt::policy::Reason::loadFactorHigh : arbrt::policy::Reason::hold;
+        return d;
+    }
+    uint64_t nextDecisionNs() const override { return 0; }
+    uint32_t wantedCores() const override { return 1; }
+    std::string_view name() const override { return "scripted"; }
+
+    std::atomic<uint32_t> wanted_{2};
+    int samples() {
+        std::lock_guard<std::mutex> g(mu_);
+        return samples_;
+    }
+    uint64_t maxGrantedNs() {
+        std::lock_guard<std::mutex> g(mu_);
+        return maxGrantedNs_;
+    }
+
+  private:
+    std::mutex mu_;
+    int samples_ = 0;
+    uint64_t maxGrantedNs_ = 0;
+};
+
+// The estimator drives the request: the runtime starts by asking for the estimator's starting
+// count (not every core), samples the granted cores on its monitor, and sends each new estimate.
+TEST(ArbiterModeEstimation, Request_FollowsTheEstimate) {
+    ScriptedProvider provider;
+    auto estimator = std::make_shared<ScriptedEstimator>();
+    arbrt::RuntimeOptions options;
+    options.numCores = 4;
+    options.coreProvider = &provider;
+    options.priority = 2;
+    options.estimator = estimator;
+    ASSERT_FALSE(arbrt::start(options).has_value());
+    EXPECT_EQ(provider.request()[2], 1u) << "starts from the estimator's count";
+    provider.grant(0);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (provider.request()[2] != 2 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::yield();
+    }
+    EXPECT_EQ(provider.request()[2], 2u) << "the second estimate reached the arbiter";
+    EXPECT_EQ(provider.max(), 4u);
+    estimator->wanted_ = 3;
+    while (provider.request()[2] != 3 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::yield();
+    }
+    EXPECT_EQ(provider.request()[2], 3u);
+    EXPECT_GE(estimator->samples(), 3);
+    // Granted time is integrated between samples while the core stays granted (samples come at
+    // least every 5 ms).
+    while (estimator->maxGrantedNs() == 0 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::yield();
+    }
+    EXPECT_GT(estimator->maxGrantedNs(), 0u);
+    provider.shutdown();
+    EXPECT_TRUE(arbrt::stop());
 }
 
 TEST(ArbiterModeOptions, BadPriority_IsRejected) {

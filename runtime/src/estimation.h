@@ -1,0 +1,19 @@
+// Core estimation in arbiter mode (estimation.cc): the monitor samples every core's counters for
+// the embedder's core estimator (RuntimeOptions::estimator, a replaceable policy object from
+// runtime/policy) and, when the cores it wants change, the request sent to the arbiter follows,
+// within the process's minCores and its carriers.
+#pragma once
+
+#include <cstdint>
+
+namespace arbrt::detail {
+
+// Start-up (arbiter mode with an estimator; before the monitor starts): the sampler's state.
+void startEstimation();
+// Monitor: takes a sample when one is due, feeds the estimator, and sends a new request when the
+// wanted count changed. Returns the nanoseconds until the next sample is due (~0: never).
+uint64_t estimationTick();
+// The cores the estimator wants now (the pool's demand), or 0 without an estimator.
+uint32_t estimatedCores();
+
+}  // namespace arbrt::detail
