@@ -1,7 +1,9 @@
 // pshared_fork: PTHREAD_PROCESS_SHARED objects in MAP_SHARED memory used by a parent and a forked
 // child — a mutex + condvar ping-pong (1,000 rounds), a process-shared unnamed semaphore, a
-// process-shared barrier, and a raw shared (non-private) futex wake between the processes; the
-// parent runs a helper thread meanwhile. The child reports through its exit status.
+// process-shared barrier, and raw shared (non-private) futexes between the processes: WAIT/WAKE,
+// WAIT_BITSET/WAKE_BITSET, and a CMP_REQUEUE of the child's waiter to another word that the
+// parent then wakes; the parent runs a helper thread meanwhile. The child reports through its exit
+// status.
 #include <linux/futex.h>
 #include <semaphore.h>
 #include <sys/mman.h>
@@ -17,6 +19,8 @@ struct shared {
     sem_t sem;
     int turn;
     uint32_t fword;
+    uint32_t bword;       // WAIT_BITSET/WAKE_BITSET
+    uint32_t qfrom, qto;  // CMP_REQUEUE from qfrom (set to 1 after it) to qto
     long counter;
 };
 
@@ -38,6 +42,12 @@ static int child_main(struct shared* s) {
     // Raw shared futex: wait until the parent sets fword.
     while (__atomic_load_n(&s->fword, __ATOMIC_ACQUIRE) == 0)
         syscall(SYS_futex, &s->fword, FUTEX_WAIT, 0, NULL, NULL, 0);
+    // Bitset: wait on bit 1 until the parent sets bword (its wake names bits 1 and 3).
+    while (__atomic_load_n(&s->bword, __ATOMIC_ACQUIRE) == 0)
+        syscall(SYS_futex, &s->bword, FUTEX_WAIT_BITSET, 0, NULL, NULL, 0x2);
+    // Requeue: wait on qfrom until it is set; the parent moves us to qto and wakes qto.
+    while (__atomic_load_n(&s->qfrom, __ATOMIC_ACQUIRE) == 0)
+        syscall(SYS_futex, &s->qfrom, FUTEX_WAIT, 0, NULL, NULL, 0);
     return 0;
 }
 
@@ -85,6 +95,21 @@ int main(void) {
     CHECK(rc == 0 || rc == PTHREAD_BARRIER_SERIAL_THREAD, "barrier_wait %d", rc);
     __atomic_store_n(&s->fword, 1, __ATOMIC_RELEASE);
     syscall(SYS_futex, &s->fword, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+    __atomic_store_n(&s->bword, 1, __ATOMIC_RELEASE);
+    long woken = syscall(SYS_futex, &s->bword, FUTEX_WAKE_BITSET, INT32_MAX, NULL, NULL, 0xa);
+    CHECK(woken == 0 || woken == 1, "FUTEX_WAKE_BITSET returned %ld", woken);
+    // Requeue: move the child's waiter (once it waits in qfrom's queue) to qto, then wake qto.
+    long moved;
+    while ((moved = syscall(SYS_futex, &s->qfrom, FUTEX_CMP_REQUEUE, 0, (void*)(long)INT32_MAX,
+                            &s->qto, 0)) == 0) {
+        int early;
+        CHECK(waitpid(pid, &early, WNOHANG) == 0, "child ended early, status 0x%x", early);
+        sched_yield();
+    }
+    CHECK(moved == 1, "FUTEX_CMP_REQUEUE returned %ld (errno %d)", moved, errno);
+    __atomic_store_n(&s->qfrom, 1, __ATOMIC_RELEASE);
+    woken = syscall(SYS_futex, &s->qto, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+    CHECK(woken == 1, "FUTEX_WAKE of the requeued waiter woke %ld", woken);
 
     int status = 0;
     CHECK_SYS(waitpid(pid, &status, 0));

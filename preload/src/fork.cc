@@ -23,6 +23,7 @@
 #include "arbrt/fork.h"
 #include "real_libc.h"
 #include "setxid.h"
+#include "shared_memory.h"
 #include "shim.h"
 
 namespace arbrun {
@@ -37,6 +38,7 @@ void parent() {
 }
 
 void child() {
+    sharedMappingsAfterFork();
     if (auto err = arbrt::childAfterFork(forkChildCores())) {
         logWarning("fork: cannot rebuild the user-thread runtime in the child (%s)",
                    err->message.c_str());

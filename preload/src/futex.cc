@@ -2,21 +2,34 @@
 // instead of blocking its carrier (libstdc++'s atomic::wait and __cxa_guard_acquire, Rust's std and
 // glib's GMutex reach the kernel through syscall()). Every caller, user thread or not, goes through
 // the emulation, so waiters and wakers always meet in the same table. That includes futexes without
-// FUTEX_PRIVATE_FLAG: libstdc++ 12's atomic::wait and the static-initialisation guard use plain
-// FUTEX_WAIT on private memory, and a carrier blocked there could deadlock the thread that would
-// wake it. The price: a futex word in memory shared with another process that wakes it with the
-// kernel's futex is not seen (glibc's own process-shared objects use inline system calls, not
-// syscall(), and are unaffected).
+// FUTEX_PRIVATE_FLAG on private memory: libstdc++ 12's atomic::wait and the static-initialisation
+// guard use plain FUTEX_WAIT there, and a carrier blocked in the kernel could deadlock the thread
+// that would wake it.
+//
+// A futex without FUTEX_PRIVATE_FLAG in memory shared with other processes (inSharedMapping():
+// MAP_SHARED, System V shm) is the kernel's, since the other side may be another process:
+// - WAIT, WAIT_BITSET: the kernel's, bracketed as a blocking call (the core is lent to a spare
+//   carrier while it waits);
+// - WAKE, WAKE_BITSET: the kernel's for up to `n` waiters, then the emulation's for the rest (a
+//   waiter of this process parked here, e.g. with FUTEX_WAIT_PRIVATE on that word); the counts add
+//   up, never beyond `n`;
+// - REQUEUE, CMP_REQUEUE: the kernel's (which compares the value for CMP_REQUEUE), then the
+//   emulation's with what is left of both counts (the kernel wakes before it requeues, so its
+//   result splits into woken and requeued), without comparing again.
+// glibc's own process-shared objects use inline system calls, not syscall(), and are unaffected.
 #include <errno.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdarg>
 
 #include "arbrt/arbrt.h"
+#include "arbrt/io.h"
 #include "real_libc.h"
+#include "shared_memory.h"
 #include "shim.h"
 
 namespace arbrun {
@@ -73,10 +86,69 @@ long emulateRequeue(bool compare, const int* from, int wakeCount, long requeueCo
     return n < 0 ? failWith(EAGAIN) : n;
 }
 
-// Returns true (and *result) if the call was a private futex operation handled here.
+// The kernel's futex with the caller's arguments (errno set on failure, on the caller's TCB).
+long kernelFutex(const long a[6]) {
+    return ARBRUN_REAL(syscall)(SYS_futex, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+// WAKE/WAKE_BITSET on shared memory: the kernel's waiters first, then this process's parked ones,
+// `n` in all.
+long sharedWake(int cmd, const long a[6]) {
+    const long woken = kernelFutex(a);
+    const int n = int(a[2]);
+    if (woken < 0 || woken >= n) return woken;
+    const uint32_t bitset = cmd == FUTEX_WAKE_BITSET ? uint32_t(a[5]) : ~0u;
+    return woken +
+           long(arbrt::unpark(reinterpret_cast<const int*>(a[0]), size_t(n - woken), bitset));
+}
+
+// REQUEUE/CMP_REQUEUE on shared memory: the kernel's, then the emulation's with the remaining
+// counts (the kernel compared the value already; a second comparison could fail after it moved
+// waiters).
+long sharedRequeue(const long a[6]) {
+    const long moved = kernelFutex(a);
+    const long wake = int(a[2]), requeue = int(a[3]);  // val, and val2 in the timeout slot
+    if (moved < 0 || wake < 0 || requeue < 0) return moved;
+    const long wokenThere = std::min(wake, moved);
+    const long wakeLeft = wake - wokenThere;
+    const long requeueLeft = std::max(0L, requeue - (moved - wokenThere));
+    if (wakeLeft == 0 && requeueLeft == 0) return moved;
+    const long here =
+        arbrt::requeue(reinterpret_cast<const int*>(a[0]), reinterpret_cast<const int*>(a[4]),
+                       size_t(wakeLeft), size_t(requeueLeft), [] { return true; });
+    return moved + std::max(0L, here);
+}
+
+// A non-private futex operation on shared memory (see the top of the file). Returns true (and
+// *result) if handled; false for operations the kernel takes anyway (WAKE_OP, PI futexes, ...).
+bool sharedFutex(int cmd, const long a[6], long* result) {
+    switch (cmd) {
+        case FUTEX_WAIT:
+        case FUTEX_WAIT_BITSET: {
+            arbrt::BlockingCall blocking;  // nothing to do on a kernel thread
+            *result = kernelFutex(a);
+            return true;
+        }
+        case FUTEX_WAKE:
+        case FUTEX_WAKE_BITSET:
+            *result = sharedWake(cmd, a);
+            return true;
+        case FUTEX_REQUEUE:
+        case FUTEX_CMP_REQUEUE:
+            *result = sharedRequeue(a);
+            return true;
+        default:
+            return false;
+    }
+}
+
+// Returns true (and *result) if the call was a futex operation handled here.
 bool emulateFutex(long a[6], long* result) {
     const int op = int(a[1]);
     if (ensureStarted() != Mode::runtime) return false;
+    if (!(op & FUTEX_PRIVATE_FLAG) && inSharedMapping(reinterpret_cast<const void*>(a[0]))) {
+        return sharedFutex(op & FUTEX_CMD_MASK, a, result);
+    }
     const bool realtime = op & FUTEX_CLOCK_REALTIME;
     const int cmd = op & FUTEX_CMD_MASK;
     const auto* address = reinterpret_cast<const int*>(a[0]);
@@ -111,9 +183,17 @@ bool emulateFutex(long a[6], long* result) {
     }
 }
 
+// The system calls that may add or remove shared mappings (the interposed functions are in
+// mappings.cc; these are their syscall() forms).
+bool changesMappings(long number) {
+    return number == SYS_mmap || number == SYS_munmap || number == SYS_mremap ||
+           number == SYS_shmat || number == SYS_shmdt;
+}
+
 }  // namespace
 }  // namespace arbrun
 
+// syscall(): futexes as described at the top; everything else is libc's.
 ARBRUN_EXPORT long syscall(long number, ...) {
     va_list ap;
     va_start(ap, number);
@@ -122,5 +202,7 @@ ARBRUN_EXPORT long syscall(long number, ...) {
     va_end(ap);
     long result;
     if (number == SYS_futex && arbrun::emulateFutex(a, &result)) return result;
-    return ARBRUN_REAL(syscall)(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+    result = ARBRUN_REAL(syscall)(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+    if (arbrun::changesMappings(number)) arbrun::noteMappingsChanged();
+    return result;
 }

@@ -18,6 +18,7 @@
 #include "arbrt/arbrt.h"
 #include "arbrt/sync.h"
 #include "cancel.h"
+#include "raw_syscall.h"
 #include "real_libc.h"
 #include "shim.h"
 #include "thread_state.h"
@@ -51,16 +52,6 @@ uint64_t toMask(const sigset_t* set) {
 void fromMask(uint64_t m, sigset_t* set) {
     sigemptyset(set);
     std::memcpy(set, &m, sizeof m);
-}
-
-long rawSyscall(long n, long a = 0, long b = 0, long c = 0, long d = 0) {
-    long r;
-    register long r10 asm("r10") = d;
-    asm volatile("syscall"
-                 : "=a"(r)
-                 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10)
-                 : "rcx", "r11", "memory");
-    return r;
 }
 
 SignalThreadState* selfSignals() {
