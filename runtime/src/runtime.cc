@@ -75,22 +75,10 @@ void* carrierMain(void* arg) {
     return nullptr;
 }
 
-// Arbiter mode: asks for every core the process may use, at its priority (the core policy will
-// replace this with an estimate).
-std::optional<Error> requestCores(RuntimeState& rt, const RuntimeOptions& o) {
-    if (!rt.provider) return std::nullopt;
-    std::array<uint32_t, arbclient::kPriorityLevels> perPriority{};
-    perPriority[size_t(o.priority)] = uint32_t(rt.numCores);
-    std::string error;
-    if (!rt.provider->setRequestedCores(perPriority, o.minCores, uint32_t(rt.numCores), &error)) {
-        return Error{Errc::systemError, "cannot request cores from the core arbiter: " + error};
-    }
-    return std::nullopt;
-}
-
 void stopCarriers(RuntimeState& rt, int started) {
     rt.stopping.store(true, std::memory_order_release);
     for (int i = 0; i < started; ++i) wakeCarrier(&rt.cores[i]);
+    stopRequestSender();
     stopMonitorAndSpares();
     stopPoller();
     for (int i = 0; i < started; ++i) gHost.join(rt.carriers[i].thread, nullptr);
@@ -126,13 +114,17 @@ std::optional<Error> startRuntime(const RuntimeOptions& options) {
         rt->carriers[i].core = &rt->cores[i];
     }
     rt->activeCores.store(activeAtStart ? uint32_t(rt->numCores) : 0);
-    if (auto err = requestCores(*rt, options)) {
+    rt->policy.reset(activeAtStart ? uint32_t(rt->numCores) : 0);
+    gRuntime = rt;
+    // Arbiter mode: every core the process may use, at its priority (core_request.h).
+    if (auto err = sendInitialRequest()) {
+        gRuntime = nullptr;
         delete rt;
         return err;
     }
-    gRuntime = rt;
     initPreemption();
-    if (!startMonitor() || !startPoller()) {
+    if (!startMonitor() || !startPoller() || !startRequestSender()) {
+        stopRequestSender();
         stopMonitorAndSpares();
         gRuntime = nullptr;
         delete rt;
@@ -218,10 +210,7 @@ int releaseCore(int core) {
     do {
         if (active <= 1) return c->active.load() ? EBUSY : EALREADY;
     } while (!rt->activeCores.compare_exchange_weak(active, active - 1));
-    c->queueLock.lock();
-    const bool wasActive = c->active.exchange(false, std::memory_order_acq_rel);
-    c->queueLock.unlock();
-    if (!wasActive) {
+    if (!rt->policy.setActive(c, false)) {  // ends a reservation there (core_policy.h)
         rt->activeCores.fetch_add(1);
         return EALREADY;
     }
@@ -241,10 +230,7 @@ int acquireCore(int core) {
     if (!rt || core < 0 || core >= rt->numCores) return EINVAL;
     if (rt->provider) return EPERM;
     Core* c = &rt->cores[core];
-    c->queueLock.lock();
-    const bool wasActive = c->active.exchange(true, std::memory_order_acq_rel);
-    c->queueLock.unlock();
-    if (wasActive) return EALREADY;
+    if (rt->policy.setActive(c, true)) return EALREADY;
     rt->activeCores.fetch_add(1);
     wakeCarrier(c);
     return 0;
@@ -264,6 +250,8 @@ RuntimeStats stats() {
         s.threadsCreated += rt->cores[i].threadsCreated.load(std::memory_order_relaxed);
     }
     s.preemptions = preemptionCount();
+    s.coresReserved = rt->policy.coresReserved();
+    s.exclusiveFallbacks = rt->policy.fallbacks();
     return s;
 }
 
