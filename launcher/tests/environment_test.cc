@@ -35,7 +35,7 @@ ClassRule rule(std::string_view text) {
     return r;
 }
 
-TEST(ToEnvironment, DefaultsWriteAllEightVariablesInOrder) {
+TEST(ToEnvironment, DefaultsWriteAllNineVariablesInOrder) {
     const auto env = toEnvironment(Config{});
     const std::vector<std::pair<std::string, std::string>> expected = {
         {"ARBRUN_CORES", "1:"},
@@ -46,6 +46,7 @@ TEST(ToEnvironment, DefaultsWriteAllEightVariablesInOrder) {
         {"ARBRUN_STANDALONE", "0"},
         {"ARBRUN_STATS", "0"},
         {"ARBRUN_VERBOSE", "0"},
+        {"ARBRUN_EXPLAIN_CLASSES", "0"},
     };
     EXPECT_EQ(env, expected);
 }
@@ -58,7 +59,7 @@ TEST(ToEnvironment, ValuesOfEveryField) {
     c.classRules = {rule("sym:enc*=batch"), rule("index:0=exclusive")};
     c.defaultClass = ThreadClass::batch;
     c.arbiterSocket = "/tmp/x.sock";
-    c.standalone = c.stats = c.verbose = true;
+    c.standalone = c.stats = c.verbose = c.explainClasses = true;
     const Env env = asMap(c);
     EXPECT_EQ(env.at("ARBRUN_CORES"), "2:6");
     EXPECT_EQ(env.at("ARBRUN_PRIORITY"), "0");
@@ -68,6 +69,7 @@ TEST(ToEnvironment, ValuesOfEveryField) {
     EXPECT_EQ(env.at("ARBRUN_STANDALONE"), "1");
     EXPECT_EQ(env.at("ARBRUN_STATS"), "1");
     EXPECT_EQ(env.at("ARBRUN_VERBOSE"), "1");
+    EXPECT_EQ(env.at("ARBRUN_EXPLAIN_CLASSES"), "1");
     c.maxCores = 2;
     EXPECT_EQ(asMap(c).at("ARBRUN_CORES"), "2");
 }
@@ -122,7 +124,8 @@ TEST(FromEnvironment, ReadsEachVariable) {
                      {"ARBRUN_ARBITER", "/a.sock"},
                      {"ARBRUN_STANDALONE", "yes"},
                      {"ARBRUN_STATS", "true"},
-                     {"ARBRUN_VERBOSE", "on"}};
+                     {"ARBRUN_VERBOSE", "on"},
+                     {"ARBRUN_EXPLAIN_CLASSES", "1"}};
     Config c;
     std::string error;
     ASSERT_TRUE(readEnv(env, &c, &error)) << error;
@@ -137,6 +140,7 @@ TEST(FromEnvironment, ReadsEachVariable) {
     EXPECT_TRUE(c.standalone);
     EXPECT_TRUE(c.stats);
     EXPECT_TRUE(c.verbose);
+    EXPECT_TRUE(c.explainClasses);
 }
 
 TEST(FromEnvironment, BooleanForms) {
@@ -180,6 +184,7 @@ TEST(FromEnvironment, RejectsMalformedValuesNamingTheVariable) {
         {"ARBRUN_STANDALONE", "2", "ARBRUN_STANDALONE: '2' is not valid"},
         {"ARBRUN_STATS", "TRUE", "ARBRUN_STATS: 'TRUE' is not valid"},
         {"ARBRUN_VERBOSE", "maybe", "ARBRUN_VERBOSE: 'maybe' is not valid"},
+        {"ARBRUN_EXPLAIN_CLASSES", "all", "ARBRUN_EXPLAIN_CLASSES: 'all' is not valid"},
     };
     for (const auto& c : cases) {
         Env env = {{"ARBRUN_CORES", "4"}, {"ARBRUN_PRIORITY", "1"}};
@@ -211,6 +216,7 @@ class RandomConfigs {
         c.standalone = coin();
         c.stats = coin();
         c.verbose = coin();
+        c.explainClasses = coin();
         return c;
     }
 

@@ -86,7 +86,7 @@ bool parseRules(std::string_view value, std::vector<ClassRule>* rules, std::stri
 
 }  // namespace
 
-// All eight variables, always: a launcher must override whatever its own environment held.
+// All nine variables, always: a launcher must override whatever its own environment held.
 std::vector<std::pair<std::string, std::string>> toEnvironment(const Config& config) {
     std::string rules;
     for (const ClassRule& rule : config.classRules) {
@@ -103,6 +103,7 @@ std::vector<std::pair<std::string, std::string>> toEnvironment(const Config& con
         {kEnvStandalone, flag(config.standalone)},
         {kEnvStats, flag(config.stats)},
         {kEnvVerbose, flag(config.verbose)},
+        {kEnvExplainClasses, flag(config.explainClasses)},
     };
 }
 
@@ -132,8 +133,10 @@ bool fromEnvironment(const std::function<const char*(const char*)>& lookup, Conf
         !detail::parseArbiterPathAs(kEnvArbiter, v, &next, error)) {
         return false;
     }
-    const std::pair<const char*, bool*> flags[] = {
-        {kEnvStandalone, &next.standalone}, {kEnvStats, &next.stats}, {kEnvVerbose, &next.verbose}};
+    const std::pair<const char*, bool*> flags[] = {{kEnvStandalone, &next.standalone},
+                                                   {kEnvStats, &next.stats},
+                                                   {kEnvVerbose, &next.verbose},
+                                                   {kEnvExplainClasses, &next.explainClasses}};
     for (const auto& [name, field] : flags) {
         if (!(v = value(name)).empty() && !detail::parseBoolAs(name, v, field, error)) return false;
     }

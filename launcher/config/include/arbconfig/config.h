@@ -51,6 +51,9 @@ struct Config {
     bool standalone = false;                                 // --standalone
     bool stats = false;                                      // --stats
     bool verbose = false;                                    // --verbose
+    // --explain-classes: one line on stderr per created thread, the rule that classified it and
+    // its class (--verbose prints them too).
+    bool explainClasses = false;
 
     friend bool operator==(const Config&, const Config&) = default;
 };
@@ -92,8 +95,9 @@ inline constexpr const char* kEnvArbiter = "ARBRUN_ARBITER";             // sock
 inline constexpr const char* kEnvStandalone = "ARBRUN_STANDALONE";       // 1 | 0
 inline constexpr const char* kEnvStats = "ARBRUN_STATS";                 // 1 | 0
 inline constexpr const char* kEnvVerbose = "ARBRUN_VERBOSE";             // 1 | 0
+inline constexpr const char* kEnvExplainClasses = "ARBRUN_EXPLAIN_CLASSES";  // 1 | 0
 
-// Every variable above with its value for `config`, in the order listed (all eight, always, so a
+// Every variable above with its value for `config`, in the order listed (all nine, always, so a
 // launcher overrides whatever its own environment held). ARBRUN_CLASS holds the rules in order,
 // each as written in `--class` (its `text`, or formatClassRule() when `text` does not parse back to
 // the same rule), separated by ';'; inside a rule '%' is written %25 and ';' is written %3B.
