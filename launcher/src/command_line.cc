@@ -40,7 +40,7 @@ struct Options {
     CLI::App app{"", "arbrun"};
     std::vector<ValueOption> values;  // values are applied option by option, in this order
     CLI::Option* arbiter = nullptr;
-    bool standalone = false, stats = false, verbose = false;
+    bool standalone = false, stats = false, verbose = false, explainClasses = false;
 };
 
 // How messages and help name the command ("arbrun ab").
@@ -195,8 +195,10 @@ void registerRunOptions(Options* o) {
         "  name:GLOB    the thread's name\n"
         "  caller:GLOB  any function on the creating thread's stack\n"
         "  index:N[-M]  creation order, 0 = first thread created after main\n"
-        "CLASS: normal (the shared cores), exclusive (a core of its own),\n"
-        "batch (cores held at a lower priority, the first to go).\n"
+        "CLASS: normal (the shared cores), exclusive (a core of its own,\n"
+        "nothing else runs there; one core always stays shared), batch\n"
+        "(runs only when no normal thread waits for its core; its cores\n"
+        "are asked for one priority lower, the first to go).\n"
         "GLOB: * any run, ? one character, [a-z] [!0-9] [[:digit:]] sets,\n"
         "\\ makes the next character literal. Quote rules in the shell");
     addValueOption(
@@ -213,12 +215,18 @@ void registerRunOptions(Options* o) {
                   "Excludes --arbiter");
     app->add_flag("--stats", o->stats,
                   "On exit, print to stderr: threads created, peak live threads,\n"
-                  "context switches, blocking calls handed off");
+                  "context switches, blocking calls handed off, cores reserved for\n"
+                  "exclusive threads and exclusive threads that got none");
     app->add_flag("--verbose", o->verbose,
                   "Say what arbrun and the runtime do (the environment passed on,\n"
                   "cores granted and released, class matches) on stderr");
+    app->add_flag("--explain-classes", o->explainClasses,
+                  "For each thread the program creates, say on stderr, one line each,\n"
+                  "which --class rule matched (or default) and the class it got:\n"
+                  "'arbrun: thread 3 (work) -> class batch (rule 1: sym:w*=batch)';\n"
+                  "also for renamed threads. --verbose says it as well");
     for (CLI::Option* flag : {app->get_option("--standalone"), app->get_option("--stats"),
-                              app->get_option("--verbose")}) {
+                              app->get_option("--verbose"), app->get_option("--explain-classes")}) {
         flag->disable_flag_override();  // "--stats=2" is an error, not "true"
     }
 }
@@ -285,7 +293,7 @@ std::string describeParseError(const Options& o, const CLI::ParseError& e) {
         return unknownOption(o, extras.front());
     }
     const std::string what = e.what();
-    for (const std::string flag : {"standalone", "stats", "verbose"}) {
+    for (const std::string flag : {"standalone", "stats", "verbose", "explain-classes"}) {
         // CLI11 names a flag "stats" or "--stats" depending on the error.
         if (what.rfind(flag + " ", 0) == 0 || what.find("--" + flag) != std::string::npos) {
             return "--" + flag + " takes no value";
@@ -316,6 +324,7 @@ std::optional<std::string> buildInvocation(const Options& o, Invocation* invocat
     invocation->config.standalone = o.standalone;
     invocation->config.stats = o.stats;
     invocation->config.verbose = o.verbose;
+    invocation->config.explainClasses = o.explainClasses;
     return arbconfig::checkConsistency(invocation->config);
 }
 

@@ -33,9 +33,10 @@ TEST(ParseCommandLine, NoOptionsGivesDefaults) {
 }
 
 TEST(ParseCommandLine, EveryOption) {
-    const Invocation inv = parseOk({"--cores", "2:4", "--priority", "1", "--class", "sym:w*=batch",
-                                    "--class=index:0=exclusive", "--default-class", "batch",
-                                    "--arbiter", "/a.sock", "--stats", "--verbose", "--", "prog"});
+    const Invocation inv =
+        parseOk({"--cores", "2:4", "--priority", "1", "--class", "sym:w*=batch",
+                 "--class=index:0=exclusive", "--default-class", "batch", "--arbiter", "/a.sock",
+                 "--stats", "--verbose", "--explain-classes", "--", "prog"});
     EXPECT_EQ(inv.config.minCores, 2u);
     EXPECT_EQ(inv.config.maxCores, 4u);
     EXPECT_EQ(inv.config.priority, 1);
@@ -47,6 +48,7 @@ TEST(ParseCommandLine, EveryOption) {
     EXPECT_FALSE(inv.config.standalone);
     EXPECT_TRUE(inv.config.stats);
     EXPECT_TRUE(inv.config.verbose);
+    EXPECT_TRUE(inv.config.explainClasses);
     EXPECT_EQ(inv.command, Args{"prog"});
 }
 
@@ -99,6 +101,8 @@ TEST(ParseCommandLine, HelpAndVersion) {
                                "--standalone",
                                "--stats",
                                "--verbose",
+                               "--explain-classes",
+                               "ARBRUN_EXPLAIN_CLASSES",
                                "--help",
                                "--version",
                                "Examples:",
@@ -179,6 +183,7 @@ TEST(ParseCommandLine, MissingValue) {
 TEST(ParseCommandLine, FlagsTakeNoValue) {
     EXPECT_EQ(parseError({"--standalone=maybe", "p"}), "--standalone takes no value");
     EXPECT_EQ(parseError({"--stats=2", "p"}), "--stats takes no value");
+    EXPECT_EQ(parseError({"--explain-classes=yes", "--", "p"}), "--explain-classes takes no value");
 }
 
 TEST(ParseCommandLine, UnknownOption) {

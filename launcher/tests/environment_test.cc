@@ -54,6 +54,7 @@ TEST(ToEnvironment, DefaultsWriteEveryVariableInOrder) {
         {"ARBRUN_WINDOW_MS", "50"},
         {"ARBRUN_CHECK_PERIOD_US", "10"},
         {"ARBRUN_IDLE_GRACE_US", "250"},
+        {"ARBRUN_EXPLAIN_CLASSES", "0"},
     };
     EXPECT_EQ(env, expected);
 }
@@ -66,7 +67,7 @@ TEST(ToEnvironment, ValuesOfEveryField) {
     c.classRules = {rule("sym:enc*=batch"), rule("index:0=exclusive")};
     c.defaultClass = ThreadClass::batch;
     c.arbiterSocket = "/tmp/x.sock";
-    c.standalone = c.stats = c.verbose = true;
+    c.standalone = c.stats = c.verbose = c.explainClasses = true;
     c.timeSliceUs = 0;
     c.tracePath = "out/trace.csv";
     c.estimator = {Estimator::fast, 2.25, 12, 100, 20, 400};
@@ -79,6 +80,7 @@ TEST(ToEnvironment, ValuesOfEveryField) {
     EXPECT_EQ(env.at("ARBRUN_STANDALONE"), "1");
     EXPECT_EQ(env.at("ARBRUN_STATS"), "1");
     EXPECT_EQ(env.at("ARBRUN_VERBOSE"), "1");
+    EXPECT_EQ(env.at("ARBRUN_EXPLAIN_CLASSES"), "1");
     EXPECT_EQ(env.at("ARBRUN_TIME_SLICE_US"), "0");
     EXPECT_EQ(env.at("ARBRUN_TRACE"), "out/trace.csv");
     EXPECT_EQ(env.at("ARBRUN_ESTIMATOR"), "fast");
@@ -146,7 +148,8 @@ TEST(FromEnvironment, ReadsEachVariable) {
                      {"ARBRUN_STATS", "true"},
                      {"ARBRUN_VERBOSE", "on"},
                      {"ARBRUN_TIME_SLICE_US", "250"},
-                     {"ARBRUN_TRACE", "/tmp/t.csv"}};
+                     {"ARBRUN_TRACE", "/tmp/t.csv"},
+                     {"ARBRUN_EXPLAIN_CLASSES", "1"}};
     Config c;
     std::string error;
     ASSERT_TRUE(readEnv(env, &c, &error)) << error;
@@ -163,6 +166,7 @@ TEST(FromEnvironment, ReadsEachVariable) {
     EXPECT_TRUE(c.verbose);
     EXPECT_EQ(c.timeSliceUs, 250u);
     EXPECT_EQ(c.tracePath, "/tmp/t.csv");
+    EXPECT_TRUE(c.explainClasses);
 }
 
 TEST(FromEnvironment, BooleanForms) {
@@ -215,6 +219,7 @@ TEST(FromEnvironment, RejectsMalformedValuesNamingTheVariable) {
         {"ARBRUN_WINDOW_MS", "0", "ARBRUN_WINDOW_MS: '0' is not valid"},
         {"ARBRUN_CHECK_PERIOD_US", "4", "ARBRUN_CHECK_PERIOD_US: '4' is not valid"},
         {"ARBRUN_IDLE_GRACE_US", "15", "ARBRUN_IDLE_GRACE_US: '15' is not valid: idleness"},
+        {"ARBRUN_EXPLAIN_CLASSES", "all", "ARBRUN_EXPLAIN_CLASSES: 'all' is not valid"},
     };
     for (const auto& c : cases) {
         Env env = {{"ARBRUN_CORES", "4"}, {"ARBRUN_PRIORITY", "1"}};
@@ -246,6 +251,7 @@ class RandomConfigs {
         c.standalone = coin();
         c.stats = coin();
         c.verbose = coin();
+        c.explainClasses = coin();
         return c;
     }
 

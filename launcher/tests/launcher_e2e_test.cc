@@ -177,9 +177,9 @@ class Launcher : public ::testing::Test {
 TEST_F(Launcher, ExportsPreloadFirstAndTheConfiguration) {
     env_["LD_PRELOAD"] = "/nonexistent-arbrun-test/a.so:/nonexistent-arbrun-test/b.so";
     env_["ARBRUN_CLASS"] = "stale garbage";  // replaced, not inherited
-    const Result r =
-        arbrun({"--cores", "2:3", "--priority", "1", "--class", "name:a;b=batch", "--class",
-                "index:0=exclusive", "--default-class", "batch", "--stats", "--", "/usr/bin/env"});
+    const Result r = arbrun({"--cores", "2:3", "--priority", "1", "--class", "name:a;b=batch",
+                             "--class", "index:0=exclusive", "--default-class", "batch", "--stats",
+                             "--explain-classes", "--", "/usr/bin/env"});
     ASSERT_EQ(exitCode(r), 0) << r.err;
     const auto env = parseEnvOutput(r.out);
     EXPECT_EQ(env.at("LD_PRELOAD"),
@@ -192,6 +192,7 @@ TEST_F(Launcher, ExportsPreloadFirstAndTheConfiguration) {
     EXPECT_EQ(env.at("ARBRUN_STANDALONE"), "0");
     EXPECT_EQ(env.at("ARBRUN_STATS"), "1");
     EXPECT_EQ(env.at("ARBRUN_VERBOSE"), "0");
+    EXPECT_EQ(env.at("ARBRUN_EXPLAIN_CLASSES"), "1");
     EXPECT_EQ(env.at("PATH"), "/usr/bin:/bin");
 
     // What the program received reads back, through the shared parser, as what was asked for.
@@ -210,6 +211,7 @@ TEST_F(Launcher, ExportsPreloadFirstAndTheConfiguration) {
     EXPECT_EQ(seen.classRules[0].glob, "a;b");
     EXPECT_EQ(seen.defaultClass, arbconfig::ThreadClass::batch);
     EXPECT_TRUE(seen.stats);
+    EXPECT_TRUE(seen.explainClasses);
 }
 
 TEST_F(Launcher, NoExistingPreload) {

@@ -42,7 +42,7 @@ struct Unwinder {
 // Written once by the library constructor below, before the program's main() and before any
 // other user thread exists; read-only afterwards (so read without synchronisation).
 bool gActive = false;
-bool gVerbose = false;
+bool gExplain = false;  // --explain-classes or --verbose: a line per classified thread
 const ClassRuleSet* gRules = nullptr;  // never freed: threads may be created during exit()
 arbconfig::ThreadClass gDefaultClass = arbconfig::ThreadClass::normal;
 Unwinder gUnwinder;
@@ -119,10 +119,13 @@ __attribute__((constructor(102))) void readClassRules() {
                                     nullptr))
         return;
     gDefaultClass = config.defaultClass;
-    if (config.classRules.empty() && !config.verbose) return;
+    const bool explain = config.verbose || config.explainClasses;
+    if (config.classRules.empty() && !explain &&
+        config.defaultClass == arbconfig::ThreadClass::normal)
+        return;
     auto* rules = new ClassRuleSet(std::move(config.classRules), config.defaultClass);
-    gVerbose = config.verbose;
-    if (rules->needsSymbol() || rules->needsCallers() || gVerbose) loadUnwinder();
+    gExplain = explain;
+    if (rules->needsSymbol() || rules->needsCallers() || gExplain) loadUnwinder();
     gSymbolCache = new SymbolCache;
     gRules = rules;
     gActive = true;
@@ -195,16 +198,21 @@ ClassDecision decode(uint32_t word) {
     return {arbconfig::ThreadClass((word >> 16) & 0xff), RuleIndex(word & 0xffff)};
 }
 
-// The class's name as a C string for the --verbose lines.
+// The class's name as a C string for the explaining lines.
 const char* className(arbconfig::ThreadClass threadClass) {
     return threadClassName(threadClass).data();  // views of string literals: NUL-terminated
 }
 
-// "(rule sym:worker*=batch)" or "(default)" for the --verbose lines.
+// "rule 2: sym:worker*=batch" (numbered from 1 in --class order, as ARBRUN_CLASS errors number
+// them) or "default", for the explaining lines.
 std::string ruleText(const ClassDecision& decision) {
     const arbconfig::ClassRule* rule = gRules->rule(decision.rule);
-    return rule ? "rule " + rule->text : std::string("default");
+    if (!rule) return "default";
+    return "rule " + std::to_string(decision.rule + 1) + ": " + rule->text;
 }
+
+// Whether the "no core can be reserved" line was said (once per process).
+std::atomic<bool> gFallbackSaid{false};
 
 }  // namespace
 
@@ -212,10 +220,18 @@ bool classesActive() {
     return gActive;
 }
 
+arbrt::ThreadClass defaultRuntimeClass() {
+    return runtimeClass(gDefaultClass);
+}
+
+arbrt::ThreadClass NewThreadClass::runtimeClass() const {
+    return arbrun::runtimeClass(decode(state.decision.load(std::memory_order_relaxed)).threadClass);
+}
+
 // Everything but the name is known now; the name is empty until the thread names itself.
 void classifyNewThread(void* (*start)(void*), void* returnAddress, NewThreadClass* out) {
     const uint64_t index = gNextIndex.fetch_add(1, std::memory_order_relaxed);
-    const bool wantSymbol = gRules->needsSymbol() || gVerbose;
+    const bool wantSymbol = gRules->needsSymbol() || gExplain;
     const std::string symbol =
         wantSymbol ? cachedSymbolAt(reinterpret_cast<uintptr_t>(start), true) : "";
     std::vector<std::string> callerNames;
@@ -240,29 +256,44 @@ void recordThreadClass(arbrt::ThreadId created, const NewThreadClass& computed) 
     state.index = computed.state.index;
     state.fixedRule = computed.state.fixedRule;
     state.decision.store(word, std::memory_order_relaxed);
-    if (!gVerbose) return;
+    if (!gExplain) return;
     const ClassDecision decision = decode(word);
-    logVerbose("thread %llu (%s) -> class %s (%s)", (unsigned long long)computed.state.index,
-               computed.symbol, className(decision.threadClass), ruleText(decision).c_str());
+    logAlways("thread %llu (%s) -> class %s (%s)", (unsigned long long)computed.state.index,
+              computed.symbol, className(decision.threadClass), ruleText(decision).c_str());
 }
 
-// Relaxed: the word is self-contained, and a concurrent reader (placement) may see either class.
+void reportExclusiveFallback(const NewThreadClass& computed) {
+    if (gFallbackSaid.exchange(true, std::memory_order_relaxed)) return;
+    logWarning(
+        "no core can be reserved for exclusive thread %llu (%s): one core always stays "
+        "shared; it runs on the shared cores until one can be (give the process more "
+        "cores with --cores)",
+        (unsigned long long)computed.state.index, computed.symbol);
+}
+
+// Relaxed: the word is self-contained, and a concurrent reader may see either class. The runtime
+// applies a change at the thread's next switch, whoever names it.
 void reclassifyOnName(arbrt::ThreadId thread, const char* name) {
     if (!gActive || gRules->empty()) return;
     ShimThreadState* shim = shimStateOf(thread);
     if (!shim) return;
     ThreadClassState& state = shim->threadClass;
-    const bool classified = state.decision.load(std::memory_order_relaxed) != 0;
+    const uint32_t before = state.decision.load(std::memory_order_relaxed);
+    const bool classified = before != 0;
     const RuleIndex fixedRule = classified ? state.fixedRule : kNoRule;
     const ClassDecision decision = gRules->decide(fixedRule, name ? name : "");
     state.decision.store(encode(decision), std::memory_order_relaxed);
-    if (!gVerbose) return;
+    const arbconfig::ThreadClass previous = classified ? decode(before).threadClass : gDefaultClass;
+    if (decision.threadClass != previous) {
+        arbrt::setThreadClass(thread, runtimeClass(decision.threadClass));
+    }
+    if (!gExplain) return;
     if (classified) {
-        logVerbose("thread %llu named '%s' -> class %s (%s)", (unsigned long long)state.index,
-                   name ? name : "", className(decision.threadClass), ruleText(decision).c_str());
+        logAlways("thread %llu named '%s' -> class %s (%s)", (unsigned long long)state.index,
+                  name ? name : "", className(decision.threadClass), ruleText(decision).c_str());
     } else {
-        logVerbose("thread named '%s' -> class %s (%s)", name ? name : "",
-                   className(decision.threadClass), ruleText(decision).c_str());
+        logAlways("thread named '%s' -> class %s (%s)", name ? name : "",
+                  className(decision.threadClass), ruleText(decision).c_str());
     }
 }
 

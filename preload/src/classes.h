@@ -1,7 +1,8 @@
 // Thread classes (`--class RULE=CLASS`): the rules are matched when pthread_create creates a user
 // thread (start routine's symbol through libunwind, creation index, the creating stack's functions)
-// and again when the thread is named. The placement the class drives comes with the core policy;
-// this records the class per thread and, with --verbose, says which rule gave it.
+// and again when the thread is named. The class goes to the runtime, whose core policy places the
+// thread by it (runtime/src/core_policy.h); this records the class per thread and, with
+// --explain-classes or --verbose, says which rule gave it.
 #pragma once
 
 #include <atomic>
@@ -25,14 +26,29 @@ struct ThreadClassState {
     RuleIndex fixedRule;             // first sym:/index:/caller: rule that matched, or kNoRule
 };
 
-// pthread_create's fast check: false when there are neither rules nor --verbose, and then the
-// whole feature costs this one load and branch.
+// The runtime's class for a configured one (the two enums list the same classes in one order).
+inline arbrt::ThreadClass runtimeClass(arbconfig::ThreadClass threadClass) {
+    static_assert(int(arbrt::ThreadClass::normal) == int(arbconfig::ThreadClass::normal) &&
+                  int(arbrt::ThreadClass::exclusive) == int(arbconfig::ThreadClass::exclusive) &&
+                  int(arbrt::ThreadClass::batch) == int(arbconfig::ThreadClass::batch));
+    return arbrt::ThreadClass(int(threadClass));
+}
+
+// pthread_create's fast check: false when there are no rules, no --explain-classes or --verbose
+// and the default class is normal, and then the whole feature costs this one load and branch (the
+// thread is normal).
 bool classesActive();
+
+// The class of threads no rule matches (--default-class), for the runtime; also main()'s.
+arbrt::ThreadClass defaultRuntimeClass();
 
 // What pthread_create works out about a new thread before it exists; lives in its frame.
 struct NewThreadClass {
     ThreadClassState state;  // copied into the thread by recordThreadClass()
-    char symbol[160];        // start routine's symbol for the --verbose line (may be truncated)
+    char symbol[160];        // start routine's symbol for the explaining line (may be truncated)
+
+    // The class it gets, for ThreadAttributes::threadClass.
+    arbrt::ThreadClass runtimeClass() const;
 };
 
 // Computes the facts and the class of a thread about to be created by pthread_create with start
@@ -40,15 +56,21 @@ struct NewThreadClass {
 // the ones from there outwards. Call only when classesActive().
 void classifyNewThread(void* (*start)(void*), void* returnAddress, NewThreadClass* out);
 
-// Stores `computed` in the thread `created` (allocated, not yet launched) and logs the --verbose
-// line "arbrun: thread N (symbol) -> class C (rule R)".
+// Stores `computed` in the thread `created` (allocated, not yet launched) and, with
+// --explain-classes or --verbose, says "arbrun: thread N (symbol) -> class C (rule K: RULE)" or
+// "... (default)".
 void recordThreadClass(arbrt::ThreadId created, const NewThreadClass& computed);
+
+// The runtime could reserve no core for the exclusive thread `computed` describes (it runs on the
+// shared cores until one can be reserved): says so once per process, with what to do.
+void reportExclusiveFallback(const NewThreadClass& computed);
 
 // Re-evaluates the name: rules for `thread` now named `name` (for pthread_setname_np and
 // prctl(PR_SET_NAME) interposers; call it after the name is stored). First match wins over all
 // the thread's facts, exactly as at creation: a name: rule placed before the rule that matched at
 // creation takes over; one placed after it does not. A thread never classified (main()) gets the
-// name: rules only. Any thread may call it; `name` may be null (unnamed).
+// name: rules only. A changed class goes to the runtime (arbrt::setThreadClass: applied at the
+// thread's next switch). Any thread may call it; `name` may be null (unnamed).
 void reclassifyOnName(arbrt::ThreadId thread, const char* name);
 
 // The class of a live user thread (the default class when it was never classified).

@@ -257,6 +257,7 @@ ARBRUN_EXPORT int pthread_setname_np(pthread_t thread, const char* name) {
     const size_t len = std::strlen(name);
     if (len >= kCommLen) return ERANGE;
     storeName(identityOf(id), name, len);
+    reclassifyOnName(id, name);  // name: rules (classes.h)
     return 0;
 }
 
@@ -282,7 +283,10 @@ ARBRUN_EXPORT int prctl(int option, ...) {
     if (option == PR_GET_NAME) {
         copyName(s, user);
     } else {
-        storeName(s, user, strnlen(user, kCommLen - 1));  // the kernel truncates to 15 silently
+        char name[kCommLen] = {};
+        std::memcpy(name, user, strnlen(user, kCommLen - 1));  // the kernel truncates to 15
+        storeName(s, name, std::strlen(name));
+        reclassifyOnName(arbrt::self(), name);  // name: rules (classes.h)
     }
     return 0;
 }

@@ -58,7 +58,10 @@ int deadlineFrom(clockid_t clock, const timespec* abstime, uint64_t* deadlineNs)
 
 // Verbose diagnostics (ARBRUN_VERBOSE): one line to stderr, prefixed "arbrun: ".
 void logVerbose(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+// A warning: one line to stderr, prefixed "arbrun: ", always.
 void logWarning(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+// A line the user asked for (--explain-classes): as logWarning, but not a complaint.
+void logAlways(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
 }  // namespace arbrun
 

@@ -23,6 +23,7 @@
 #include "arbrt/policy/arachne_estimator.h"
 #include "arbrt/policy/fast_estimator.h"
 #include "cancel.h"
+#include "classes.h"
 #include "fork.h"
 #include "real_libc.h"
 #include "setxid.h"
@@ -147,10 +148,12 @@ void printStats() {
     const arbrt::RuntimeStats s = arbrt::stats();
     std::fprintf(stderr,
                  "arbrun: stats: threads created %llu, peak live threads %llu, context switches "
-                 "%llu, steals %llu, blocking calls handed off %llu, preemptions %llu, cores %d\n",
+                 "%llu, steals %llu, blocking calls handed off %llu, preemptions %llu, cores "
+                 "reserved %llu, exclusive fallbacks %llu, cores %d\n",
                  (unsigned long long)s.threadsCreated, (unsigned long long)s.peakLiveThreads,
                  (unsigned long long)s.contextSwitches, (unsigned long long)s.steals,
                  (unsigned long long)s.coresLent, (unsigned long long)s.preemptions,
+                 (unsigned long long)s.coresReserved, (unsigned long long)s.exclusiveFallbacks,
                  arbrt::numCores());
 }
 
@@ -220,6 +223,7 @@ int mainTrampoline(int argc, char** argv, char** envp) {
     MainArgs args{argc, argv, envp};
     arbrt::ThreadAttributes attributes;
     attributes.stackSize = mainStackSize();
+    attributes.threadClass = defaultRuntimeClass();  // no rule names main() (classes.h)
     pthread_t main;
     if (int err = createUserThread(attributes, runMain, &args, &main)) {
         logWarning("cannot create the main user thread (%s); running main natively", strerror(err));
@@ -271,6 +275,13 @@ void logVerbose(const char* fmt, ...) {
 }
 
 void logWarning(const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vlog(fmt, ap);
+    va_end(ap);
+}
+
+void logAlways(const char* fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vlog(fmt, ap);

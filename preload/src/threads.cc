@@ -105,7 +105,9 @@ int createWith(const arbrt::ThreadAttributes& attributes, const pthread_attr_t* 
     tcbField<void*>(tcb, kCleanup) = nullptr;
     // Set before the thread can run: it may read the variable the caller passed.
     *thread = reinterpret_cast<pthread_t>(arbrt::detail::tcbOf(context));
-    arbrt::detail::launchThread(context, attributes, pthreadTrampoline, space);
+    bool noCoreReserved = false;
+    arbrt::detail::launchThread(context, attributes, pthreadTrampoline, space, &noCoreReserved);
+    if (noCoreReserved && threadClass) reportExclusiveFallback(*threadClass);
     return 0;
 }
 
@@ -125,8 +127,9 @@ ARBRUN_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
     arbrt::ThreadAttributes attributes;
     if (int err = readAttributes(attr, &attributes)) return err;
     if (!classesActive()) return createWith(attributes, attr, start, arg, thread, nullptr);
-    NewThreadClass threadClass;  // --class rules or --verbose: classes.h
+    NewThreadClass threadClass;  // --class rules, --default-class or explaining: classes.h
     classifyNewThread(start, __builtin_return_address(0), &threadClass);
+    attributes.threadClass = threadClass.runtimeClass();
     return createWith(attributes, attr, start, arg, thread, &threadClass);
 }
 

@@ -5,8 +5,12 @@
 #   class_rules_e2e.sh cpp ARBRUN PROGRAM      with class_threads_cpp: demangled C++ names
 #   class_rules_e2e.sh stats ARBRUN PROGRAM    --stats prints threads created, peak live threads and
 #                                              context switches with plausible values
+#   class_rules_e2e.sh exclusive ARBRUN PROGRAM  with class_exclusive (see class_exclusive.c): an
+#                                              exclusive thread's carrier runs nothing else, by
+#                                              sym: rule at creation and by name: rule after it;
+#                                              --explain-classes lines; the fallback on one core
 set -euo pipefail
-check=${1:?classes or stats}
+check=${1:?classes, cpp, stats or exclusive}
 arbrun=${2:?path of arbrun}
 program=${3:?path of class_threads or class_threads_cpp}
 expected_ok="ok $(basename "$program" | sed 's/^preload_//')"
@@ -21,9 +25,19 @@ fail() {
 }
 
 run() {
-  "$arbrun" --standalone "$@" -- "$program" >"$work/out" 2>"$work/err" ||
+  "$arbrun" --standalone "$@" -- "$program" ${program_args:-} >"$work/out" 2>"$work/err" ||
     fail "arbrun $* exited with $?"
   grep -qx "$expected_ok" "$work/out" || fail "no '$expected_ok' line"
+}
+
+expect_out() {
+  grep -qxF "$1" "$work/out" || fail "missing output line: $1 (got: $(head -1 "$work/out"))"
+}
+
+expect_count() {  # expect_count N PATTERN: N stderr lines match the extended regex
+  local got
+  got=$(grep -cE "$2" "$work/err" || true)
+  [[ $got == "$1" ]] || fail "expected $1 stderr lines matching '$2', got $got"
 }
 
 expect_line() {
@@ -34,28 +48,28 @@ case $check in
   classes)
     run --verbose --class 'sym:encoder_*=batch' --class 'caller:spawn_from_pool=exclusive' \
         --class 'index:3=exclusive' --class 'name:never*=batch' --class 'index:5-6=batch'
-    expect_line "arbrun: thread 0 (encoder_worker) -> class batch (rule sym:encoder_*=batch)"
+    expect_line "arbrun: thread 0 (encoder_worker) -> class batch (rule 1: sym:encoder_*=batch)"
     expect_line "arbrun: thread 1 (io_loop) -> class normal (default)"
-    expect_line "arbrun: thread 2 (pooled_task) -> class exclusive (rule caller:spawn_from_pool=exclusive)"
-    expect_line "arbrun: thread 3 (plain_worker) -> class exclusive (rule index:3=exclusive)"
+    expect_line "arbrun: thread 2 (pooled_task) -> class exclusive (rule 2: caller:spawn_from_pool=exclusive)"
+    expect_line "arbrun: thread 3 (plain_worker) -> class exclusive (rule 3: index:3=exclusive)"
     expect_line "arbrun: thread 4 (plain_worker) -> class normal (default)"
-    expect_line "arbrun: thread 5 (plain_worker) -> class batch (rule index:5-6=batch)"
-    expect_line "arbrun: thread 6 (plain_worker) -> class batch (rule index:5-6=batch)"
+    expect_line "arbrun: thread 5 (plain_worker) -> class batch (rule 5: index:5-6=batch)"
+    expect_line "arbrun: thread 6 (plain_worker) -> class batch (rule 5: index:5-6=batch)"
     lines=$(grep -c "^arbrun: thread [0-9]* (" "$work/err" || true)
     [[ $lines == 7 ]] || fail "expected 7 thread lines, got $lines"
     # --default-class applies where no rule matches.
     run --verbose --default-class batch --class 'sym:io_*=exclusive'
     expect_line "arbrun: thread 0 (encoder_worker) -> class batch (default)"
-    expect_line "arbrun: thread 1 (io_loop) -> class exclusive (rule sym:io_*=exclusive)"
+    expect_line "arbrun: thread 1 (io_loop) -> class exclusive (rule 1: sym:io_*=exclusive)"
     # Without rules and --verbose nothing is said about threads.
     run
     if grep -q "^arbrun: thread" "$work/err"; then fail "thread lines without --verbose"; fi
     ;;
   cpp)
     run --verbose --class 'sym:pool::worker(*)=batch' --class 'caller:pool::Launcher::start()=exclusive'
-    expect_line "arbrun: thread 0 (pool::worker(void*)) -> class batch (rule sym:pool::worker(*)=batch)"
+    expect_line "arbrun: thread 0 (pool::worker(void*)) -> class batch (rule 1: sym:pool::worker(*)=batch)"
     # std::thread's start routine is local to the stripped libstdc++: no symbol, shown as '?'.
-    grep -qE "^arbrun: thread 1 \(.*\) -> class exclusive \(rule caller:pool::Launcher::start\(\)=exclusive\)$" \
+    grep -qE "^arbrun: thread 1 \(.*\) -> class exclusive \(rule 2: caller:pool::Launcher::start\(\)=exclusive\)$" \
       "$work/err" || fail "thread 1 (std::thread) not classified by its caller"
     ;;
   stats)
@@ -74,6 +88,30 @@ case $check in
     ((switches >= 7)) || fail "context switches $switches < 7: $line"
     run
     if grep -q "^arbrun: stats" "$work/err"; then fail "stats printed without --stats"; fi
+    ;;
+  exclusive)
+    # Three cores: one reserved for dispatch_loop, two shared by main and six workers.
+    run --cores 3 --stats --explain-classes --class 'sym:dispatch_loop=exclusive'
+    expect_out "exclusive thread ran on 1 carrier(s), 0 of them also ran other threads"
+    expect_line "arbrun: thread 0 (dispatch_loop) -> class exclusive (rule 1: sym:dispatch_loop=exclusive)"
+    for i in 1 2 3 4 5 6; do expect_line "arbrun: thread $i (crunch) -> class normal (default)"; done
+    expect_count 7 "^arbrun: thread [0-9]+ \("
+    expect_count 1 "[:,] cores reserved 1, exclusive fallbacks 0, cores 3$"
+    # The same by name: the thread names itself and yields; its class applies at that switch.
+    program_args=named run --cores 3 --stats --explain-classes --class 'name:dispatch=exclusive'
+    expect_out "exclusive thread ran on 1 carrier(s), 0 of them also ran other threads"
+    expect_line "arbrun: thread 0 (dispatch_loop) -> class normal (default)"
+    expect_line "arbrun: thread 0 named 'dispatch' -> class exclusive (rule 1: name:dispatch=exclusive)"
+    expect_count 1 "[:,] cores reserved 1, exclusive fallbacks 0, cores 3$"
+    # One core: nothing can be reserved (one core always stays shared). Said once; the program
+    # still runs, on the shared core.
+    run --cores 1 --stats --class 'sym:dispatch_loop=exclusive' --class 'sym:crunch=exclusive'
+    expect_out "exclusive thread ran on 1 carrier(s), 1 of them also ran other threads"
+    expect_count 1 "^arbrun: no core can be reserved for exclusive thread 0 \(dispatch_loop\): "
+    expect_count 1 "[:,] cores reserved 0, exclusive fallbacks 7, cores 1$"
+    # Without --explain-classes (or --verbose) nothing is said about threads.
+    run --cores 3 --class 'sym:dispatch_loop=exclusive'
+    expect_count 0 "^arbrun: thread"
     ;;
   *) echo "class_rules_e2e.sh: unknown check '$check'" >&2; exit 2 ;;
 esac

@@ -4,6 +4,7 @@
 #include <boost/context/detail/fcontext.hpp>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 #include "arbrt/sync.h"
@@ -65,6 +66,18 @@ struct alignas(64) ThreadContext {
     // Set by a yield that queued the thread before switching out; cleared once its registers are
     // saved. Only a thief can pop such a thread early, and it waits for the flag to clear.
     std::atomic<bool> switching{false};
+    // Which run queue of its core it joins (kNormalQueue, kBatchQueue); written only by the thread
+    // itself at a switch, or by its creator before launch (core_policy.h), so never while queued.
+    uint8_t queueClass = 0;
+    // Non-zero when the thread must re-place itself at its next switch (a class change was asked
+    // for, its reserved core was lost, or it waits for a core to reserve). Set by any thread
+    // (relaxed: the thread reads the rest under the policy's lock), cleared by the thread itself.
+    std::atomic<uint8_t> replace{0};
+    // What its placement reflects (core_policy.h: kPlacedNormal, ...), read at every exit, hence
+    // here. Written under the policy's lock by the thread itself or its creator before launch; a
+    // core's loss changes it from exclusive to exclusive-waiting only, so whether it is normal
+    // changes only on the thread itself, which reads it without the lock.
+    uint8_t placedClass = 0;
     // CPU-time clock, in TSC ticks: while the thread runs, kRunningBit | (the TSC reading at which
     // it would have had zero CPU time); otherwise its accumulated running time. Written only by
     // completeSwitch() on the carrier switching the thread in or out; read by any thread
@@ -82,7 +95,15 @@ struct alignas(64) ThreadContext {
     void* result = nullptr;
     Waiter* joiner = nullptr;  // set before lifecycle becomes kJoining
     CoreSet allowed;           // cores it may run on (all bits set: any)
-    bool reusedTcb = false;    // TCB held an earlier thread: reset libc's per-thread state at entry
+    // --- Class and placement (core_policy.h). `wantedClass` is set by setThreadClass() from any
+    // thread and applied by the thread at its next switch; `reservedCore` and `baseAllowed` (its
+    // allowed set without a reservation) change under the policy's lock, by the thread itself or
+    // by its creator before launch, except that a core's loss clears `reservedCore` (and sets
+    // `replace`) from the releasing carrier.
+    CoreSet baseAllowed;
+    Core* reservedCore = nullptr;
+    std::atomic<uint8_t> wantedClass{0};
+    bool reusedTcb = false;  // TCB held an earlier thread: reset libc's per-thread state at entry
     Stack stack;
     void* closureTop = nullptr;  // where the stack for the entry frame begins (below any closure)
     ThreadContext* nextFree = nullptr;  // pool link
@@ -97,6 +118,7 @@ struct alignas(64) ThreadContext {
 
     uint32_t generation() const { return generationOf(lifecycle.load(std::memory_order_acquire)); }
 };
+static_assert(offsetof(ThreadContext, placedClass) < 64, "the class bytes are switch-hot");
 
 // The ThreadContext of the calling user thread, or null on any other kernel thread: one load
 // through %fs (see arch.h), valid wherever the thread migrates, since its TCB moves with it.

@@ -84,32 +84,147 @@ bool allowedOn(const ThreadContext* t, const Core* core) {
     return t->allowed.test(core->id);
 }
 
-// Appends under the queue lock if the core is active. Returns false (nothing done) if it is not.
+// Whether `t` may wait in the core's runNext slot: a normal thread, on a core not reserved for
+// another thread. Reads `t`'s first line and the core's queue line, both already in cache here.
+bool runNextTakes(const Core* core, const ThreadContext* t) {
+    const ThreadContext* owner = core->reservedFor.load(std::memory_order_relaxed);
+    return t->queueClass == kNormalQueue && (owner == nullptr || owner == t);
+}
+
+// Appends to the tail of one FIFO (caller holds the queue lock).
+void append(ThreadContext*& head, ThreadContext*& tail, ThreadContext* t) {
+    t->nextRunnable = nullptr;
+    if (tail) {
+        tail->nextRunnable = t;
+    } else {
+        head = t;
+    }
+    tail = t;
+}
+
+// Pops the head of one FIFO, or null (caller holds the queue lock).
+ThreadContext* popFront(ThreadContext*& head, ThreadContext*& tail) {
+    ThreadContext* t = head;
+    if (t) {
+        head = t->nextRunnable;
+        if (!head) tail = nullptr;
+    }
+    return t;
+}
+
+// Appends under the queue lock if the core takes `t` (active, not reserved for another thread).
+// Returns false (nothing done) if it does not. A batch thread joins the batch queue.
 bool pushIfActive(Core* core, ThreadContext* t) {
     core->queueLock.lock();
-    if (!core->active.load(std::memory_order_relaxed)) {
+    const ThreadContext* owner = core->reservedFor.load(std::memory_order_relaxed);
+    if (!core->active.load(std::memory_order_relaxed) || (owner && owner != t)) {
         core->queueLock.unlock();
         return false;
     }
     t->core = core;
-    t->nextRunnable = nullptr;
-    if (core->tail) {
-        core->tail->nextRunnable = t;
+    if (t->queueClass == kNormalQueue) [[likely]] {
+        append(core->head, core->tail, t);
     } else {
-        core->head = t;
+        append(core->batchHead, core->batchTail, t);
+        core->batchQueued.store(core->batchQueued.load(std::memory_order_relaxed) + 1,
+                                std::memory_order_relaxed);
     }
-    core->tail = t;
     bumpQueued(core, +1);
     core->queueLock.unlock();
     return true;
 }
 
+// Pops the oldest normal thread, else (unless `normalOnly`) the oldest batch thread; caller holds
+// the queue lock.
+ThreadContext* popLocked(Core* core, bool normalOnly) {
+    ThreadContext* t = popFront(core->head, core->tail);
+    if (!t && !normalOnly && core->batchHead) {
+        t = popFront(core->batchHead, core->batchTail);
+        core->batchQueued.store(core->batchQueued.load(std::memory_order_relaxed) - 1,
+                                std::memory_order_relaxed);
+    }
+    if (t) bumpQueued(core, -1);
+    return t;
+}
+
+// Normal threads waiting in the queue (not counting runNext); a hint, read without the lock (the
+// two counters may be a moment apart, so it saturates at 0).
+uint32_t normalQueued(const Core* core) {
+    const uint32_t all = core->queued.load(std::memory_order_relaxed);
+    const uint32_t batch = core->batchQueued.load(std::memory_order_relaxed);
+    return all > batch ? all - batch : 0;
+}
+
+// Pops the oldest normal thread of the queue, or null.
+ThreadContext* takeNextNormalFromQueue(Core* core) {
+    if (normalQueued(core) == 0) return nullptr;
+    core->queueLock.lock();
+    ThreadContext* t = popLocked(core, true);
+    core->queueLock.unlock();
+    return t;
+}
+
+// Takes runNext for the core's runner. The exchange is seq_cst (the same xchg as acquire on
+// x86-64) and so is the load of reservedFor after it: a reservation made before a racing
+// putRunNext() stored this thread is then seen here (CorePolicy::reserveLocked stores reservedFor
+// and exchanges runNext seq_cst), and a thread that must not run here goes elsewhere.
+ThreadContext* takeRunNext(Core* core) {
+    ThreadContext* t = core->runNext.exchange(nullptr, std::memory_order_seq_cst);
+    if (!t) return nullptr;
+    const ThreadContext* owner = core->reservedFor.load(std::memory_order_seq_cst);
+    if (owner == nullptr || owner == t) [[likely]] {
+        return t;
+    }
+    t->core = placeThread(t, -1);
+    enqueue(t, Wake::requeue);
+    return nullptr;
+}
+
+// Takes the oldest thread allowed on `thief` (it has waited longest) from the victim's normal or
+// batch queue, or null; gives up at once if the victim's lock is taken.
+ThreadContext* stealFromQueue(Core* thief, Core* victim, bool batch) {
+    if (!victim->queueLock.tryLock()) return nullptr;
+    ThreadContext*& head = batch ? victim->batchHead : victim->head;
+    ThreadContext*& tail = batch ? victim->batchTail : victim->tail;
+    ThreadContext* prev = nullptr;
+    ThreadContext* t = head;
+    while (t && !allowedOn(t, thief)) prev = t, t = t->nextRunnable;
+    if (t) {
+        (prev ? prev->nextRunnable : head) = t->nextRunnable;
+        if (tail == t) tail = prev;
+        bumpQueued(victim, -1);
+        if (batch) {
+            victim->batchQueued.store(victim->batchQueued.load(std::memory_order_relaxed) - 1,
+                                      std::memory_order_relaxed);
+        }
+    }
+    victim->queueLock.unlock();
+    return t;
+}
+
+// A stolen thread becomes the thief's. A yield on the victim may have queued it just before
+// switching out of it: wait until its registers are saved.
+ThreadContext* claimStolen(Core* thief, ThreadContext* t) {
+    while (t->switching.load(std::memory_order_acquire)) cpuRelax();
+    t->core = thief;
+    thief->steals.fetch_add(1, std::memory_order_relaxed);
+    return t;
+}
+
 }  // namespace
 
-Core* placeThread(const CoreSet& allowed, int preferred) {
+bool acceptsThread(const Core* core, const ThreadContext* t) {
+    const ThreadContext* owner = core->reservedFor.load(std::memory_order_relaxed);
+    return core->active.load(std::memory_order_relaxed) && (owner == nullptr || owner == t);
+}
+
+// `active` and `reservedFor` share the queue's cache line, so the reservation check costs no extra
+// line per pick.
+Core* placeThread(const ThreadContext* t, int preferred) {
     RuntimeState& rt = *gRuntime;
-    if (preferred >= 0 && preferred < rt.numCores && rt.cores[preferred].active.load() &&
-        allowed.test(preferred)) {
+    const CoreSet& allowed = t->allowed;
+    if (preferred >= 0 && preferred < rt.numCores && allowed.test(size_t(preferred)) &&
+        acceptsThread(&rt.cores[preferred], t)) {
         return &rt.cores[preferred];
     }
     // Power of two choices (Arachne): two random allowed active cores, the less loaded wins. A
@@ -121,7 +236,7 @@ Core* placeThread(const CoreSet& allowed, int preferred) {
         for (Core*& pick : picks) {
             x ^= x << 13, x ^= x >> 7, x ^= x << 17;
             Core* c = &rt.cores[x % uint64_t(rt.numCores)];
-            if (c->active.load(std::memory_order_relaxed) && allowed.test(c->id)) pick = c;
+            if (allowed.test(size_t(c->id)) && acceptsThread(c, t)) pick = c;
         }
         if (picks[0] && picks[1]) {
             best = picks[0]->queued.load(std::memory_order_relaxed) <=
@@ -133,12 +248,14 @@ Core* placeThread(const CoreSet& allowed, int preferred) {
         }
     }
     if (best) return best;
-    // Random picks missed (few allowed cores): scan. No allowed core active: compatibility first,
-    // any.
-    for (int pass = 0; pass < 2; ++pass) {
+    // Random picks missed (few allowed cores): scan. No allowed core takes it: compatibility
+    // first, any core that takes it; then any active core (a reservation is changing: the caller's
+    // push fails and it asks again).
+    for (int pass = 0; pass < 3; ++pass) {
         for (int i = 0; i < rt.numCores; ++i) {
             Core* c = &rt.cores[i];
-            if (c->active.load(std::memory_order_relaxed) && (pass == 1 || allowed.test(i)))
+            if (pass == 0 && !allowed.test(size_t(i))) continue;
+            if (pass < 2 ? acceptsThread(c, t) : c->active.load(std::memory_order_relaxed))
                 return c;
         }
     }
@@ -155,7 +272,7 @@ void enqueue(ThreadContext* t, Wake how) {
         self = nullptr;
     }
     if (how == Wake::handoff && self && self->core == core &&
-        core->active.load(std::memory_order_relaxed) &&
+        core->active.load(std::memory_order_relaxed) && runNextTakes(core, t) &&
         !core->releaseRequested.load(std::memory_order_relaxed)) {
         putRunNext(core, t);
         // Go's wakep(): a waker that keeps computing would otherwise strand t until an idle core
@@ -164,7 +281,7 @@ void enqueue(ThreadContext* t, Wake how) {
         return;
     }
     while (!core || !pushIfActive(core, t)) {
-        core = placeThread(t->allowed, -1);
+        core = placeThread(t, -1);
         if (!core) {
             pushPending(t);
             return;
@@ -184,15 +301,22 @@ void enqueue(ThreadContext* t, Wake how) {
 
 ThreadContext* takeNext(Core* core) {
     if (core->runNext.load(std::memory_order_relaxed)) {
-        if (core->queued.load(std::memory_order_relaxed) == 0) {
+        if (normalQueued(core) == 0) {
             core->runNextStreak = 0;
         } else if (++core->runNextStreak > kMaxRunNextStreak) {
             core->runNextStreak = 0;
-            if (ThreadContext* t = dequeue(core)) return t;  // let the queue have a turn
+            if (ThreadContext* t = takeNextNormalFromQueue(core)) return t;  // the queue's turn
         }
-        if (ThreadContext* t = core->runNext.exchange(nullptr, std::memory_order_acquire)) return t;
+        if (ThreadContext* t = takeRunNext(core)) return t;
     }
     return dequeue(core);
+}
+
+ThreadContext* takeNextNormal(Core* core) {
+    if (core->runNext.load(std::memory_order_relaxed)) {
+        if (ThreadContext* t = takeRunNext(core)) return t;
+    }
+    return takeNextNormalFromQueue(core);
 }
 
 void flushRunNext(Core* core) {
@@ -206,15 +330,19 @@ bool hasRunnable(const Core* core) {
            core->runNext.load(std::memory_order_relaxed) != nullptr;
 }
 
+// One more load than hasRunnable() (batchQueued, same line), and reservedFor (same line): a normal
+// thread still running on a core reserved for another thread must switch to leave it.
+bool hasRunnableFor(const Core* core, const ThreadContext* self) {
+    if (self->queueClass != kNormalQueue) return hasRunnable(core);
+    const ThreadContext* owner = core->reservedFor.load(std::memory_order_relaxed);
+    return normalQueued(core) != 0 || core->runNext.load(std::memory_order_relaxed) != nullptr ||
+           (owner != nullptr && owner != self);
+}
+
 ThreadContext* dequeue(Core* core) {
     if (core->queued.load(std::memory_order_relaxed) == 0) return nullptr;
     core->queueLock.lock();
-    ThreadContext* t = core->head;
-    if (t) {
-        core->head = t->nextRunnable;
-        if (!core->head) core->tail = nullptr;
-        bumpQueued(core, -1);
-    }
+    ThreadContext* t = popLocked(core, false);
     core->queueLock.unlock();
     return t;
 }
@@ -222,18 +350,20 @@ ThreadContext* dequeue(Core* core) {
 ThreadContext* swapWithNext(Core* core, ThreadContext* self) {
     if (core->queued.load(std::memory_order_relaxed) == 0) return nullptr;
     core->queueLock.lock();
-    ThreadContext* next = core->head;
+    const ThreadContext* owner = core->reservedFor.load(std::memory_order_relaxed);
+    const bool batch = self->queueClass != kNormalQueue;
+    ThreadContext* next = owner && owner != self ? nullptr : popLocked(core, !batch);
     if (next) {
         self->switching.store(true, std::memory_order_relaxed);  // published by the unlock
-        self->nextRunnable = nullptr;
         self->core = core;
-        core->head = next->nextRunnable;
-        if (core->head) {
-            core->tail->nextRunnable = self;
+        if (batch) {
+            append(core->batchHead, core->batchTail, self);
+            core->batchQueued.store(core->batchQueued.load(std::memory_order_relaxed) + 1,
+                                    std::memory_order_relaxed);
         } else {
-            core->head = self;
+            append(core->head, core->tail, self);
         }
-        core->tail = self;
+        bumpQueued(core, +1);
     }
     core->queueLock.unlock();
     return next;
@@ -241,35 +371,24 @@ ThreadContext* swapWithNext(Core* core, ThreadContext* self) {
 
 ThreadContext* steal(Core* thief) {
     RuntimeState& rt = *gRuntime;
+    if (thief->reservedFor.load(std::memory_order_relaxed)) return nullptr;  // runs its owner only
     const int n = rt.numCores;
     const int start = int(rdtsc() % uint64_t(n));
+    bool batchSeen = false;
     for (int k = 0; k < n; ++k) {
         Core* victim = &rt.cores[(start + k) % n];
         if (victim == thief) continue;
-        if (ThreadContext* t = stealRunNext(thief, victim)) {
-            t->core = thief;
-            thief->steals.fetch_add(1, std::memory_order_relaxed);
-            return t;
-        }
+        if (ThreadContext* t = stealRunNext(thief, victim)) return claimStolen(thief, t);
         if (victim->queued.load(std::memory_order_relaxed) == 0) continue;
-        if (!victim->queueLock.tryLock()) continue;
-        // Take the oldest thread allowed here (it has waited longest).
-        ThreadContext* prev = nullptr;
-        ThreadContext* t = victim->head;
-        while (t && !allowedOn(t, thief)) prev = t, t = t->nextRunnable;
-        if (t) {
-            (prev ? prev->nextRunnable : victim->head) = t->nextRunnable;
-            if (victim->tail == t) victim->tail = prev;
-            bumpQueued(victim, -1);
-        }
-        victim->queueLock.unlock();
-        if (t) {
-            // A yield on the victim may have queued t just before switching out of it.
-            while (t->switching.load(std::memory_order_acquire)) cpuRelax();
-            t->core = thief;
-            thief->steals.fetch_add(1, std::memory_order_relaxed);
-            return t;
-        }
+        batchSeen |= victim->batchQueued.load(std::memory_order_relaxed) != 0;
+        if (ThreadContext* t = stealFromQueue(thief, victim, false)) return claimStolen(thief, t);
+    }
+    // No normal thread anywhere: a batch thread (batchQueued is only a hint, so none are missed
+    // for long: an idle thief looks again within microseconds).
+    for (int k = 0; batchSeen && k < n; ++k) {
+        Core* victim = &rt.cores[(start + k) % n];
+        if (victim == thief || victim->batchQueued.load(std::memory_order_relaxed) == 0) continue;
+        if (ThreadContext* t = stealFromQueue(thief, victim, true)) return claimStolen(thief, t);
     }
     return nullptr;
 }
@@ -288,8 +407,10 @@ void wakeIdleCoreForBalance(Core* busy) {
     }
     for (int i = 0; i < rt.numCores; ++i) {
         Core* c = &rt.cores[i];
+        // A reserved core would not steal: waking it would only use up this wake-up.
         if (c != busy && c->active.load(std::memory_order_relaxed) &&
-            c->sleeping.load(std::memory_order_relaxed)) {
+            c->sleeping.load(std::memory_order_relaxed) &&
+            !c->reservedFor.load(std::memory_order_relaxed)) {
             wakeIfSleeping(c);
             return;
         }
@@ -298,9 +419,11 @@ void wakeIdleCoreForBalance(Core* busy) {
 
 // Reads only hints (queued, runNext): a carrier about to sleep uses it to avoid stranding work
 // that was published while it stopped spinning. A runNext thread counts only if `thief` may run it;
-// a queue counts whenever it is non-empty (checking each thread's allowed set needs the lock).
+// a queue counts whenever it is non-empty (checking each thread's allowed set needs the lock). A
+// reserved core never steals, so nothing elsewhere is its work.
 bool othersHaveRunnable(const Core* thief) {
     RuntimeState& rt = *gRuntime;
+    if (thief->reservedFor.load(std::memory_order_relaxed)) return false;
     for (int i = 0; i < rt.numCores; ++i) {
         const Core* c = &rt.cores[i];
         if (c == thief || !c->active.load(std::memory_order_relaxed)) continue;
@@ -323,35 +446,43 @@ void wakeIfSleeping(Core* core) {
 
 void activateCore(Core* core) {
     RuntimeState& rt = *gRuntime;
-    core->queueLock.lock();
-    const bool wasActive = core->active.exchange(true, std::memory_order_acq_rel);
-    core->queueLock.unlock();
-    if (!wasActive) rt.activeCores.fetch_add(1, std::memory_order_seq_cst);
+    if (!rt.policy.setActive(core, true)) rt.activeCores.fetch_add(1, std::memory_order_seq_cst);
     drainPending();
 }
 
 void deactivateCore(Core* core) {
-    core->queueLock.lock();
-    const bool wasActive = core->active.exchange(false, std::memory_order_acq_rel);
-    core->queueLock.unlock();
-    if (wasActive) gRuntime->activeCores.fetch_sub(1, std::memory_order_seq_cst);
+    RuntimeState& rt = *gRuntime;
+    if (rt.policy.setActive(core, false)) rt.activeCores.fetch_sub(1, std::memory_order_seq_cst);
 }
 
-void migrateAway(Core* core) {
-    ThreadContext* next = core->runNext.exchange(nullptr, std::memory_order_acquire);
-    core->queueLock.lock();
+// Empties the core's runNext slot and both run queues. The seq_cst exchange of runNext pairs with
+// takeRunNext() when a reservation calls this right after storing reservedFor (seq_cst): a thread
+// that a racing putRunNext() leaves there afterwards is sent away by the core's runner.
+ThreadContext* takeAllRunnableLocked(Core* core) {
     ThreadContext* list = core->head;
-    core->head = core->tail = nullptr;
+    if (core->tail) {
+        core->tail->nextRunnable = core->batchHead;
+    } else {
+        list = core->batchHead;
+    }
+    core->head = core->tail = core->batchHead = core->batchTail = nullptr;
     core->queued.store(0, std::memory_order_relaxed);
-    core->queueLock.unlock();
-    if (next) {
+    core->batchQueued.store(0, std::memory_order_relaxed);
+    if (ThreadContext* next = core->runNext.exchange(nullptr, std::memory_order_seq_cst)) {
         next->nextRunnable = list;
         list = next;
     }
+    return list;
+}
+
+void migrateAway(Core* core) {
+    core->queueLock.lock();
+    ThreadContext* list = takeAllRunnableLocked(core);
+    core->queueLock.unlock();
     while (list) {
         ThreadContext* t = list;
         list = t->nextRunnable;
-        t->core = placeThread(t->allowed, -1);
+        t->core = placeThread(t, -1);
         enqueue(t, Wake::requeue);
     }
 }

@@ -34,14 +34,22 @@ struct SwitchRecord {
 struct Core {
     int id = 0;
 
-    // --- Run queue: FIFO of runnable threads. Guarded by queueLock; `queued` may be read without
-    // it as a hint (relaxed). `active` is written under queueLock and read anywhere: an inactive
-    // (released) core accepts no threads.
+    // --- Run queues: FIFOs of runnable threads, normal ones (head/tail) and batch ones
+    // (batchHead/batchTail, taken only when no normal thread is runnable here). Guarded by
+    // queueLock; `queued` (both queues) and `batchQueued` may be read without it as hints
+    // (relaxed). `active` is written under queueLock and read anywhere: an inactive (released)
+    // core accepts no threads. `reservedFor` (the exclusive thread that owns the core, or null) is
+    // written under the policy's lock and queueLock and read anywhere: a reserved core accepts only
+    // its owner. One cache line in all.
     alignas(64) SpinLock queueLock;
     ThreadContext* head = nullptr;
     ThreadContext* tail = nullptr;
     std::atomic<uint32_t> queued{0};
     std::atomic<bool> active{false};
+    std::atomic<uint32_t> batchQueued{0};
+    ThreadContext* batchHead = nullptr;
+    ThreadContext* batchTail = nullptr;
+    std::atomic<ThreadContext*> reservedFor{nullptr};
 
     // --- Timers: a binary min-heap on wakeupNs. Guarded by timerLock; nextDeadlineTsc (the
     // earliest deadline in TSC ticks, ~0 when empty) is read lock-free by dispatchers.
@@ -133,24 +141,43 @@ enum class Wake : uint8_t {
 // Makes `t` runnable on its home core, or on another allowed active core if that one was released,
 // or, with no core active (arbiter mode), in the pending list until one is granted.
 void enqueue(ThreadContext* t, Wake how);
-// The next thread this core should run (runNext, else the queue), or null. Owner-only.
+// ThreadContext::queueClass values.
+constexpr uint8_t kNormalQueue = 0;
+constexpr uint8_t kBatchQueue = 1;
+// The next thread this core should run (runNext, else the normal queue, else the batch queue), or
+// null. Owner-only.
 ThreadContext* takeNext(Core* core);
-// Pops the oldest runnable thread of `core`'s queue, or null.
+// takeNext() for a normal thread that yields: a batch thread never takes the core from it.
+ThreadContext* takeNextNormal(Core* core);
+// Pops the oldest runnable thread of `core`'s normal queue, else of its batch queue, or null.
 ThreadContext* dequeue(Core* core);
 // Moves the runNext thread, if any, to the back of the queue (owner-only).
 void flushRunNext(Core* core);
-// True when the core has a runnable thread (queue or runNext); a hint.
+// True when the core has a runnable thread (queues or runNext); a hint.
 bool hasRunnable(const Core* core);
+// True when a thread other than `self` (running on `core`) should have the core if `self` yields:
+// any runnable thread for a batch thread, a normal one (queue or runNext) otherwise; a hint.
+bool hasRunnableFor(const Core* core, const ThreadContext* self);
 // For yield: pops the oldest runnable thread and queues `self` behind the others in one critical
-// section (self->switching is set first). Null (and nothing queued) when the queue is empty.
+// section (self->switching is set first). A normal `self` only swaps with a normal thread, a
+// batch one with any (normal first) and goes behind the batch threads. Null (and nothing queued)
+// when there is no such thread, or `core` is reserved for another thread.
 ThreadContext* swapWithNext(Core* core, ThreadContext* self);
-// Takes one runnable thread from another active core for `thief`; null if none.
+// Takes one runnable thread from another active core for `thief`: a normal thread if any core has
+// one it may take, else a batch thread; null if none, or if `thief` is reserved.
 ThreadContext* steal(Core* thief);
-// A core for a new thread: `preferred` if active and allowed, else power-of-two-choices on queue
-// length; null when no core is active (arbiter mode with nothing granted).
-Core* placeThread(const CoreSet& allowed, int preferred);
-// Moves a released core's queued threads and timers to other active cores.
+// A core for `t`: `preferred` if it accepts t (active, allowed, not reserved for another thread),
+// else power-of-two-choices on queue length among those; with none, any active core that is not
+// reserved for another thread, then any active one (the caller retries while a reservation
+// changes); null when no core is active (arbiter mode with nothing granted).
+Core* placeThread(const ThreadContext* t, int preferred);
+// Whether `core` takes `t` now: active, and not reserved for another thread (a hint).
+bool acceptsThread(const Core* core, const ThreadContext* t);
+// Moves a released core's queued threads to other active cores.
 void migrateAway(Core* core);
+// Empties the core's runNext slot and both run queues (caller holds its queueLock); returns their
+// threads as one list linked by nextRunnable.
+ThreadContext* takeAllRunnableLocked(Core* core);
 // Called after `core`'s earliest deadline moved earlier while other threads wait to run there
 // (they may compute past it): wakes the keeper (the lowest-numbered sleeping core, which fires the
 // deadlines of busy cores) if it would otherwise sleep past the deadline.

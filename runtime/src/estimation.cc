@@ -15,8 +15,8 @@
 
 #include "arbrt/time.h"
 #include "arch.h"
+#include "request_sender.h"
 #include "runtime_state.h"
-#include "trace.h"
 
 namespace arbrt::detail {
 namespace {
@@ -38,7 +38,7 @@ struct Estimation {
     std::vector<policy::CoreCounters> sample;  // reused: onSample must not allocate, nor we
     uint64_t lastNs = 0;
     uint64_t nextNs = 0;
-    uint32_t requested = 0;
+    std::atomic<uint32_t> requested{0};  // written by the monitor, read by the request sender
     bool anyWaiting = false;
 };
 Estimation* gEstimation = nullptr;
@@ -79,16 +79,6 @@ bool integrate(const Core& core, CoreIntegrals& c, uint64_t elapsedNs, uint64_t 
     return active;
 }
 
-// The request the arbiter gets: the estimate at the process's priority, within its limits.
-void sendRequest(uint32_t cores) {
-    RuntimeState& rt = *gRuntime;
-    std::array<uint32_t, arbclient::kPriorityLevels> perPriority{};
-    perPriority[size_t(rt.options.priority)] = cores;
-    std::string error;
-    rt.provider->setRequestedCores(perPriority, rt.options.minCores, uint32_t(rt.numCores), &error);
-    traceEvent(TraceEvent::request, -1, -1, cores);
-}
-
 }  // namespace
 
 void startEstimation() {
@@ -98,7 +88,7 @@ void startEstimation() {
     e->cores.resize(size_t(rt.numCores));
     for (int i = 0; i < rt.numCores; ++i) e->cores[size_t(i)].counters.coreId = i;
     e->sample.reserve(size_t(rt.numCores));
-    e->requested = rt.options.estimator->wantedCores();
+    e->requested.store(rt.options.estimator->wantedCores(), std::memory_order_relaxed);
     gEstimation = e;
 }
 
@@ -122,9 +112,12 @@ uint64_t estimationTick() {
     e->lastNs = now;
     policy::CoreEstimator& estimator = *rt.options.estimator;
     const policy::Decision d = estimator.onSample({now, e->sample});
-    if (d.cores != e->requested && d.reason != policy::Reason::hold) {
-        e->requested = d.cores;
-        sendRequest(d.cores);
+    if (d.cores != e->requested.load(std::memory_order_relaxed) &&
+        d.reason != policy::Reason::hold) {
+        // The pool's demand changed: the request sender recomputes the whole request (thread
+        // classes add their cores, core_request.h) and sends it from its own thread.
+        e->requested.store(d.cores, std::memory_order_relaxed);
+        requestChanged();
     }
     // Next sample: the estimator's next decision point, but often enough for the integrals; the
     // fast estimator's microsecond checks only while threads wait somewhere.
@@ -135,7 +128,7 @@ uint64_t estimationTick() {
 }
 
 uint32_t estimatedCores() {
-    return gEstimation ? gEstimation->requested : 0;
+    return gEstimation ? gEstimation->requested.load(std::memory_order_relaxed) : 0;
 }
 
 }  // namespace arbrt::detail

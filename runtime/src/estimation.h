@@ -1,7 +1,7 @@
 // Core estimation in arbiter mode (estimation.cc): the monitor samples every core's counters for
 // the embedder's core estimator (RuntimeOptions::estimator, a replaceable policy object from
-// runtime/policy) and, when the cores it wants change, the request sent to the arbiter follows,
-// within the process's minCores and its carriers.
+// runtime/policy); the estimate is the shared pool's demand in the request to the arbiter
+// (core_request.h), which the request sender resends when it changes.
 #pragma once
 
 #include <cstdint>

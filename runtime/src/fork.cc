@@ -67,9 +67,14 @@ void resetSurvivor(ThreadContext* self, int numCores) {
     self->timerCore = nullptr;
     self->nextRunnable = nullptr;
     self->switching.store(false, std::memory_order_relaxed);
+    if (self->reservedCore) {  // a core of the parent's: the child's policy reserves again
+        self->reservedCore = nullptr;
+        self->allowed = self->baseAllowed;
+    }
     CoreSet all;
     for (int i = 0; i < numCores; ++i) all.set(size_t(i));
     if ((self->allowed & all).none()) self->allowed = all;
+    if ((self->baseAllowed & all).none()) self->baseAllowed = all;
 }
 
 // The kernel thread that forked: the rseq area the kernel updates for it lies in its original
@@ -88,7 +93,8 @@ void unregisterRseq(void* nativeTcb) {
     GlibcTcb::resetLibcState(false);  // ctype tables of the fresh TCB
     auto* self = static_cast<ThreadContext*>(t.data);
     self->savedContext = t.fctx;
-    self->core = placeThread(self->allowed, -1);
+    gRuntime->policy.adoptSurvivor(self);
+    self->core = placeThread(self, -1);
     enqueue(self, Wake::wakeup);
     waitUntilNoThreads();
     std::exit(0);  // the last thread exited (glibc does the same)

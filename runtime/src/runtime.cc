@@ -15,6 +15,7 @@
 #include "overflow.h"
 #include "preempt.h"
 #include "release_watcher.h"
+#include "request_sender.h"
 #include "runtime_state.h"
 #include "trace.h"
 
@@ -78,26 +79,10 @@ void* carrierMain(void* arg) {
     return nullptr;
 }
 
-// Arbiter mode: asks for every core the process may use, at its priority (the core policy will
-// replace this with an estimate).
-std::optional<Error> requestCores(RuntimeState& rt, const RuntimeOptions& o) {
-    if (!rt.provider) return std::nullopt;
-    std::array<uint32_t, arbclient::kPriorityLevels> perPriority{};
-    // With an estimator: its starting point (minCores); it asks for more as the load shows.
-    const uint32_t cores =
-        o.estimator ? std::max<uint32_t>(1, o.estimator->wantedCores()) : uint32_t(rt.numCores);
-    perPriority[size_t(o.priority)] = cores;
-    traceEvent(TraceEvent::request, -1, -1, cores);
-    std::string error;
-    if (!rt.provider->setRequestedCores(perPriority, o.minCores, uint32_t(rt.numCores), &error)) {
-        return Error{Errc::systemError, "cannot request cores from the core arbiter: " + error};
-    }
-    return std::nullopt;
-}
-
 void stopCarriers(RuntimeState& rt, int started) {
     rt.stopping.store(true, std::memory_order_release);
     for (int i = 0; i < started; ++i) wakeCarrier(&rt.cores[i]);
+    stopRequestSender();
     stopReleaseWatcher();
     stopMonitorAndSpares();
     stopPoller();
@@ -134,10 +119,7 @@ std::optional<Error> startRuntime(const RuntimeOptions& options) {
         rt->carriers[i].core = &rt->cores[i];
     }
     rt->activeCores.store(activeAtStart ? uint32_t(rt->numCores) : 0);
-    if (auto err = requestCores(*rt, options)) {
-        delete rt;
-        return err;
-    }
+    rt->policy.reset(activeAtStart ? uint32_t(rt->numCores) : 0);
     gRuntime = rt;
     std::string traceError;
     if (!options.tracePath.empty() && !openTrace(options.tracePath, &traceError)) {
@@ -147,10 +129,18 @@ std::optional<Error> startRuntime(const RuntimeOptions& options) {
     }
     traceEvent(TraceEvent::start, -1, -1, rt->numCores);
     for (int i = 0; activeAtStart && i < rt->numCores; ++i) traceEvent(TraceEvent::grant, i, -1, 1);
+    startEstimation();  // before the first request: it sets the pool's starting demand
+    // Arbiter mode: the first request (core_request.h), synchronously.
+    if (auto err = sendInitialRequest()) {
+        closeTrace();
+        gRuntime = nullptr;
+        delete rt;
+        return err;
+    }
     initPreemption();
-    startEstimation();
-    if (!startMonitor() || !startPoller() || !startReleaseWatcher()) {
+    if (!startMonitor() || !startPoller() || !startReleaseWatcher() || !startRequestSender()) {
         rt->stopping.store(true, std::memory_order_release);
+        stopRequestSender();
         stopReleaseWatcher();
         stopMonitorAndSpares();
         stopPoller();
@@ -158,7 +148,8 @@ std::optional<Error> startRuntime(const RuntimeOptions& options) {
         gRuntime = nullptr;
         delete rt;
         return Error{Errc::systemError,
-                     "cannot create the runtime's monitor, poller or release-watcher thread"};
+                     "cannot create the runtime's monitor, poller, release-watcher or request "
+                     "thread"};
     }
     for (int i = 0; i < rt->numCores; ++i) {
         if (int err =
@@ -241,10 +232,7 @@ int releaseCore(int core) {
     do {
         if (active <= 1) return c->active.load() ? EBUSY : EALREADY;
     } while (!rt->activeCores.compare_exchange_weak(active, active - 1));
-    c->queueLock.lock();
-    const bool wasActive = c->active.exchange(false, std::memory_order_acq_rel);
-    c->queueLock.unlock();
-    if (!wasActive) {
+    if (!rt->policy.setActive(c, false)) {  // ends a reservation there (core_policy.h)
         rt->activeCores.fetch_add(1);
         return EALREADY;
     }
@@ -264,10 +252,7 @@ int acquireCore(int core) {
     if (!rt || core < 0 || core >= rt->numCores) return EINVAL;
     if (rt->provider) return EPERM;
     Core* c = &rt->cores[core];
-    c->queueLock.lock();
-    const bool wasActive = c->active.exchange(true, std::memory_order_acq_rel);
-    c->queueLock.unlock();
-    if (wasActive) return EALREADY;
+    if (rt->policy.setActive(c, true)) return EALREADY;
     rt->activeCores.fetch_add(1);
     traceEvent(TraceEvent::grant, core, -1, 1);
     wakeCarrier(c);
@@ -288,6 +273,8 @@ RuntimeStats stats() {
         s.threadsCreated += rt->cores[i].threadsCreated.load(std::memory_order_relaxed);
     }
     s.preemptions = preemptionCount();
+    s.coresReserved = rt->policy.coresReserved();
+    s.exclusiveFallbacks = rt->policy.fallbacks();
     return s;
 }
 

@@ -8,6 +8,8 @@
 #include "arbclient/core_provider.h"
 #include "arbrt/thread.h"
 #include "core.h"
+#include "core_policy.h"
+#include "request_sender.h"
 
 namespace arbrt::detail {
 
@@ -57,6 +59,11 @@ struct RuntimeState {
     alignas(64) std::atomic<uint64_t> threadsCreated{0};  // by kernel threads that are not carriers
     std::atomic<uint64_t> liveThreads{0};
     std::atomic<uint64_t> peakLiveThreads{0};
+
+    // Thread classes: placement rules and exclusive reservations (core_policy.h); in arbiter mode
+    // the thread that keeps the request in step with them (request_sender.h).
+    alignas(64) CorePolicy policy;
+    RequestSender requestSender;
 };
 
 extern RuntimeState* gRuntime;

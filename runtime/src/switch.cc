@@ -133,6 +133,14 @@ void switchTo(ThreadContext* self, ThreadContext* next, AfterSwitch action) {
     Carrier* c = self->carrier;
     Core* core = c->core;
     if (c->arbiterCpu >= 0) pollArbiter(c);
+    // A class change waits for the thread's switch, so it never moves while it runs or is queued
+    // (core_policy.h). One load of the thread's first line. A thread now confined to another core
+    // is made runnable there after the switch (rejoin), not queued here.
+    if (self->replace.load(std::memory_order_relaxed) && action != AfterSwitch::exit) [[unlikely]] {
+        if (gRuntime->policy.replaceAtSwitch(self, core) && action == AfterSwitch::requeue) {
+            action = AfterSwitch::rejoin;
+        }
+    }
     if (!next && !core->releaseRequested.load(std::memory_order_relaxed) &&
         !core->lendBack.load(std::memory_order_relaxed)) {
         fireExpiredTimers(core);
@@ -143,8 +151,12 @@ void switchTo(ThreadContext* self, ThreadContext* next, AfterSwitch action) {
             next = swapWithNext(core, self);
             if (next) {
                 action = AfterSwitch::queued;
+            } else if (self->queueClass == kNormalQueue) {
+                // Only runNext was waiting (requeue after the switch), or only batch threads
+                // wait: they never take the core from a normal thread.
+                next = takeNextNormal(core);
             } else {
-                next = takeNext(core);  // only runNext was waiting: requeue after the switch
+                next = takeNext(core);
             }
         } else {
             next = takeNext(core);
@@ -216,6 +228,9 @@ namespace {
 // The exiting thread's stack is no longer in use: publish its result to a joiner, or free it.
 void finishExit(ThreadContext* t) {
     gRuntime->liveThreads.fetch_sub(1, std::memory_order_relaxed);
+    // While batch threads live the arbiter request depends on the normal threads (thread.cc).
+    if (gRuntime->policy.batchThreads() != 0) [[unlikely]]
+        requestChanged();
     uint64_t s = t->lifecycle.load(std::memory_order_acquire);
     for (;;) {
         const uint32_t gen = generationOf(s);

@@ -25,6 +25,9 @@ std::atomic<void (*)(void*)> gExtensionReset{nullptr};
 
 [[noreturn]] void exitCurrent(ThreadContext* self, void* result) {
     GlibcTcb::runTlsDestructors();  // thread_local destructors, on the thread's own TLS
+    // An exclusive thread's core is shared again from here on (its joiner may run there next).
+    if (self->placedClass != kPlacedNormal) [[unlikely]]
+        gRuntime->policy.threadExiting(self);
     self->result = result;
     // A waiting joiner is woken now, so it can be the next thread this core runs instead of a trip
     // through the dispatcher; kExiting keeps it from freeing us until we are off our stack.
@@ -34,9 +37,11 @@ std::atomic<void (*)(void*)> gExtensionReset{nullptr};
         if (self->lifecycle.compare_exchange_strong(s, packState(generationOf(s), kExiting),
                                                     std::memory_order_acq_rel)) {
             const WakeToken token = claimWake(joiner);
-            // A parked joiner allowed here runs next, directly: no run-queue round trip.
+            // A parked joiner allowed here runs next, directly: no run-queue round trip (not a
+            // batch joiner: normal threads may be waiting here).
             Core* here = self->carrier->core;
             if (token.thread && token.thread->allowed.test(here->id) &&
+                token.thread->queueClass == kNormalQueue && acceptsThread(here, token.thread) &&
                 !here->releaseRequested.load(std::memory_order_relaxed) &&
                 claimParked(token.thread, token.generation)) {
                 token.thread->core = here;
@@ -77,6 +82,10 @@ void countNewThread() {
     uint64_t peak = rt.peakLiveThreads.load(std::memory_order_relaxed);
     while (live > peak && !rt.peakLiveThreads.compare_exchange_weak(peak, live)) {
     }
+    // While batch threads live, the arbiter request depends on the number of normal threads
+    // (core_request.h). One load of a line no create writes.
+    if (rt.policy.batchThreads() != 0) [[unlikely]]
+        requestChanged();
 }
 
 // Claims an exited thread for its joiner (or detacher): exactly one caller wins the CAS.
@@ -179,6 +188,12 @@ ThreadContext* allocateThread(const ThreadAttributes& attributes, int* err) {
         return nullptr;
     }
     t->allowed = allowed;
+    t->baseAllowed = allowed;
+    t->reservedCore = nullptr;
+    t->queueClass = kNormalQueue;
+    t->placedClass = kPlacedNormal;
+    t->wantedClass.store(uint8_t(ThreadClass::normal), std::memory_order_relaxed);
+    t->replace.store(0, std::memory_order_relaxed);
     t->closureTop = t->stack.top();
     if (void (*reset)(void*) = gExtensionReset.load(std::memory_order_relaxed)) reset(t->extension);
     std::memset(t->extension, 0, sizeof t->extension);  // 4 cache lines, new or reused context
@@ -206,7 +221,7 @@ void* reserveClosureSpace(ThreadContext* t, size_t size, size_t align) {
 }
 
 ThreadId launchThread(ThreadContext* t, const ThreadAttributes& attributes,
-                      void* (*trampoline)(void*), void* closure) {
+                      void* (*trampoline)(void*), void* closure, bool* exclusiveFallback) {
     t->entry = trampoline;
     t->entryArg = closure;
     t->result = nullptr;
@@ -220,7 +235,14 @@ ThreadId launchThread(ThreadContext* t, const ThreadAttributes& attributes,
     t->lifecycle.store(packState(gen, attributes.detached ? kDetached : kJoinable),
                        std::memory_order_release);
     countNewThread();
-    t->core = placeThread(t->allowed, attributes.core);
+    bool placed = true;
+    if (attributes.threadClass != ThreadClass::normal) [[unlikely]] {
+        const Carrier* creator = currentCarrier();
+        placed = gRuntime->policy.placeNew(t, attributes.threadClass, attributes.core,
+                                           creator ? creator->core : nullptr);
+    }
+    if (exclusiveFallback) *exclusiveFallback = !placed;
+    t->core = t->reservedCore ? t->reservedCore : placeThread(t, attributes.core);
     enqueue(t, Wake::handoff);
     return ThreadId{t, gen};
 }
@@ -289,6 +311,23 @@ bool parkUntilWoken(Waiter* w, uint64_t deadlineNs) {
 }  // namespace detail
 
 using namespace detail;
+
+int setThreadClass(ThreadId thread, ThreadClass threadClass) {
+    ThreadContext* t = thread.context;
+    if (!t || t->generation() != thread.generation) return ESRCH;
+    // Release: the thread's exchange of `replace` (acquire) then reads this class or a later one.
+    t->wantedClass.store(uint8_t(threadClass), std::memory_order_relaxed);
+    t->replace.store(1, std::memory_order_release);
+    return 0;
+}
+
+int reservedCoreOf(ThreadId thread) {
+    ThreadContext* t = thread.context;
+    if (!t || t->generation() != thread.generation) return -1;
+    // A racy snapshot by design: a plain field the policy writes under its lock.
+    const Core* core = __atomic_load_n(&t->reservedCore, __ATOMIC_ACQUIRE);
+    return core ? core->id : -1;
+}
 
 ThreadId spawn(const ThreadAttributes& attributes, ThreadFunction fn, void* arg, int* err) {
     ThreadContext* t = allocateThread(attributes, err);
@@ -409,8 +448,10 @@ void yield() {
     if (c->arbiterCpu >= 0) pollArbiter(c);
     Core* core = c->core;
     const uint64_t deadline = core->nextDeadlineTsc.load(std::memory_order_relaxed);
-    if (!hasRunnable(core) && !core->releaseRequested.load(std::memory_order_relaxed) &&
-        (deadline == ~uint64_t{0} || rdtsc() < deadline)) {
+    // A pending class change is applied by the switch (switchTo).
+    if (!hasRunnableFor(core, self) && !core->releaseRequested.load(std::memory_order_relaxed) &&
+        (deadline == ~uint64_t{0} || rdtsc() < deadline) &&
+        !self->replace.load(std::memory_order_relaxed)) {
         return;  // nothing else could run here
     }
     switchAway(self, AfterSwitch::requeue);

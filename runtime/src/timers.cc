@@ -149,7 +149,7 @@ void migrateTimers(Core* from) {
         ThreadContext* t = from->timerHeap.back();
         const uint64_t deadline = t->wakeupNs;
         removeAt(from, from->timerHeap.size() - 1, from);
-        Core* to = placeThread(t->allowed, -1);
+        Core* to = placeThread(t, -1);
         to->timerLock.lock();
         t->wakeupNs = deadline;
         insertLocked(to, t);

@@ -123,6 +123,7 @@ std::vector<std::pair<std::string, std::string>> toEnvironment(const Config& con
         {kEnvWindow, std::to_string(config.estimator.windowMs)},
         {kEnvCheckPeriod, std::to_string(config.estimator.checkPeriodUs)},
         {kEnvIdleGrace, std::to_string(config.estimator.idleGraceUs)},
+        {kEnvExplainClasses, flag(config.explainClasses)},
     };
 }
 
@@ -177,8 +178,10 @@ bool fromEnvironment(const std::function<const char*(const char*)>& lookup, Conf
         if (error) *error = *inconsistent;
         return false;
     }
-    const std::pair<const char*, bool*> flags[] = {
-        {kEnvStandalone, &next.standalone}, {kEnvStats, &next.stats}, {kEnvVerbose, &next.verbose}};
+    const std::pair<const char*, bool*> flags[] = {{kEnvStandalone, &next.standalone},
+                                                   {kEnvStats, &next.stats},
+                                                   {kEnvVerbose, &next.verbose},
+                                                   {kEnvExplainClasses, &next.explainClasses}};
     for (const auto& [name, field] : flags) {
         if (!(v = value(name)).empty() && !detail::parseBoolAs(name, v, field, error)) return false;
     }

@@ -107,6 +107,16 @@ struct ThreadId {
 // Guard size meaning "one page" (the default, like glibc's).
 constexpr size_t kDefaultGuard = ~size_t{0};
 
+// How a thread is placed (ARCHITECTURE.md, "core policy"; the rules are in core_policy.h).
+enum class ThreadClass : uint8_t {
+    normal,     // the shared pool of cores
+    exclusive,  // a core of its own: nothing else runs on its carrier while it holds it; it never
+                // leaves it. One core always stays shared: with none to spare the thread runs as
+                // normal (counted in RuntimeStats::exclusiveFallbacks) until one can be reserved
+    batch,      // runs on a core only when no normal thread is runnable there; in arbiter mode the
+                // cores only batch threads need are requested one priority level lower
+};
+
 struct ThreadAttributes {
     int core = -1;          // run on this core; -1: place by power-of-two-choices among `allowed`
     CoreSet allowed{};      // cores the thread may run on; empty: all cores
@@ -118,6 +128,7 @@ struct ThreadAttributes {
     // 16 KiB), which the runtime never unmaps, pools or guards; the caller keeps it until the
     // thread has been joined (or, detached, has exited). Null: the runtime maps the stack.
     void* stackAddr = nullptr;
+    ThreadClass threadClass = ThreadClass::normal;
 };
 
 // Entry point in C form: what pthread_create hands over.
@@ -144,6 +155,14 @@ ThreadId createThreadOn(int core, F&& f, Args&&... args) {
     attributes.core = core;
     return createThreadWith(attributes, std::forward<F>(f), std::forward<Args>(args)...);
 }
+
+// Changes a live thread's class. It takes effect at the thread's next switch (a block, a yield,
+// an exit: it never moves while it runs), whoever calls it. Returns 0 or ESRCH (stale or null
+// handle).
+int setThreadClass(ThreadId thread, ThreadClass threadClass);
+// The core reserved for an exclusive thread, or -1 (not exclusive, waiting for a core to reserve,
+// or a stale handle). A snapshot: the core may be lost (released) right after.
+int reservedCoreOf(ThreadId thread);
 
 // Waits for the thread to exit and frees it. Returns 0, ESRCH (stale or null handle), EINVAL
 // (detached or already being joined) or EDEADLK (joining itself). Callable from any kernel thread.
@@ -240,9 +259,13 @@ struct RuntimeStats {
     uint64_t liveThreads;
     uint64_t peakLiveThreads;
     uint64_t contextSwitches;
-    uint64_t steals;       // runnable threads taken by an idle core from a busy one
-    uint64_t coresLent;    // blocking calls during which the core was lent to a spare carrier
-    uint64_t preemptions;  // threads switched out at a safe point by the preemption signal
+    uint64_t steals;         // runnable threads taken by an idle core from a busy one
+    uint64_t coresLent;      // blocking calls during which the core was lent to a spare carrier
+    uint64_t preemptions;    // threads switched out at a safe point by the preemption signal
+    uint64_t coresReserved;  // cores reserved for exclusive threads (every reservation)
+    uint64_t exclusiveFallbacks;  // times an exclusive thread had to run as normal: no core could
+                                  // be reserved (at creation, after a reclassification, or after
+                                  // its core was released)
 };
 RuntimeStats stats();
 
@@ -259,8 +282,10 @@ ThreadId threadFromTcb(const void* tcb);
 // Where a templated thread's closure lives: at the top of its stack, below `limit`.
 void* reserveClosureSpace(ThreadContext* context, size_t size, size_t align);
 ThreadContext* allocateThread(const ThreadAttributes& attributes, int* err);
+// Makes the thread runnable. With `exclusiveFallback`, reports whether an exclusive thread got no
+// core of its own (it runs as normal until one can be reserved).
 ThreadId launchThread(ThreadContext* context, const ThreadAttributes& attributes,
-                      void* (*trampoline)(void*), void* closure);
+                      void* (*trampoline)(void*), void* closure, bool* exclusiveFallback = nullptr);
 
 template <typename Closure>
 void* runClosure(void* raw) {

@@ -326,6 +326,87 @@ TEST(ArbiterModeEstimation, Request_FollowsTheEstimate) {
     EXPECT_TRUE(arbrt::stop());
 }
 
+// Spins (yielding) until pred() holds; false after a hang guard of 30 s (never the time a test
+// expects to wait).
+template <typename Pred>
+bool eventually(Pred pred) {
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!pred()) {
+        if (std::chrono::steady_clock::now() > limit) return false;
+        std::this_thread::yield();
+    }
+    return true;
+}
+
+// A request from (level, cores) pairs; unlisted levels ask for nothing.
+std::array<uint32_t, arbclient::kPriorityLevels> levels(
+    std::initializer_list<std::pair<int, uint32_t>> pairs) {
+    std::array<uint32_t, arbclient::kPriorityLevels> out{};
+    for (const auto& [level, cores] : pairs) out[size_t(level)] = cores;
+    return out;
+}
+
+arbrt::ThreadAttributes withClass(arbrt::ThreadClass threadClass) {
+    arbrt::ThreadAttributes attributes;
+    attributes.threadClass = threadClass;
+    return attributes;
+}
+
+TEST_F(ArbiterMode, BatchThreads_CoresOnlyTheyNeedRequestedOneLevelLower) {
+    provider_.grant(1);
+    arbrt::Semaphore release;
+    std::vector<arbrt::ThreadId> threads;
+    threads.push_back(arbrt::createThread([&] { release.wait(); }));
+    for (int i = 0; i < 2; ++i) {
+        threads.push_back(
+            arbrt::createThreadWith(withClass(arbrt::ThreadClass::batch), [&] { release.wait(); }));
+    }
+    // One normal thread uses at most one core at level 5; the other core only batch threads
+    // need: level 6 (core_request.h).
+    EXPECT_TRUE(eventually([&] { return provider_.request() == levels({{5, 1}, {6, 1}}); }));
+    EXPECT_EQ(provider_.max(), 2u);
+    for (size_t i = 0; i < threads.size(); ++i) release.post();
+    for (arbrt::ThreadId t : threads) EXPECT_EQ(arbrt::join(t), 0);
+    // No batch thread left: every core at the process's level again.
+    EXPECT_TRUE(eventually([&] { return provider_.request() == levels({{5, 2}}); }));
+}
+
+TEST_F(ArbiterMode, ExclusiveThread_ReservesWhenASecondCoreIsGranted) {
+    const int first = provider_.grant(3);
+    std::atomic<bool> stop{false};
+    bool fellBack = false;
+    int err = 0;
+    const arbrt::ThreadAttributes exclusive = withClass(arbrt::ThreadClass::exclusive);
+    arbrt::detail::ThreadContext* context = arbrt::detail::allocateThread(exclusive, &err);
+    ASSERT_NE(context, nullptr);
+    arbrt::ThreadId t = arbrt::detail::launchThread(
+        context, exclusive,
+        [](void* raw) -> void* {
+            while (!static_cast<std::atomic<bool>*>(raw)->load()) arbrt::yield();
+            return nullptr;
+        },
+        &stop, &fellBack);
+    // One granted core stays shared: no reservation yet.
+    EXPECT_TRUE(fellBack);
+    EXPECT_EQ(arbrt::reservedCoreOf(t), -1);
+    const int second = provider_.grant(4);
+    ASSERT_TRUE(eventually([&] { return arbrt::reservedCoreOf(t) >= 0; }));
+    const int reserved = arbrt::reservedCoreOf(t);
+    EXPECT_TRUE(reserved == first || reserved == second);
+    // The arbiter takes the reserved core back: the reservation ends (one core must stay shared)
+    // and the thread runs on, as normal, on the core still granted.
+    provider_.reclaim(reserved == first ? 3 : 4);
+    EXPECT_EQ(arbrt::reservedCoreOf(t), -1);
+    std::atomic<int> ranOn{-1};
+    arbrt::ThreadId probe = arbrt::createThread([&] { ranOn = arbrt::currentCore(); });
+    EXPECT_EQ(arbrt::join(probe), 0);
+    EXPECT_EQ(ranOn.load(), reserved == first ? second : first);
+    stop = true;
+    EXPECT_EQ(arbrt::join(t), 0);
+    EXPECT_EQ(arbrt::stats().exclusiveFallbacks, 2u);
+    EXPECT_EQ(arbrt::stats().coresReserved, 1u);
+}
+
 TEST(ArbiterModeOptions, BadPriority_IsRejected) {
     ScriptedProvider provider;
     arbrt::RuntimeOptions options;

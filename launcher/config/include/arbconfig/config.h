@@ -65,6 +65,9 @@ struct Config {
     bool standalone = false;                                 // --standalone
     bool stats = false;                                      // --stats
     bool verbose = false;                                    // --verbose
+    // --explain-classes: one line on stderr per created thread, the rule that classified it and
+    // its class (--verbose prints them too).
+    bool explainClasses = false;
     uint32_t timeSliceUs = 10'000;  // --time-slice US; 0 = threads are never preempted
     std::string tracePath;          // --trace FILE; empty = no core timeline
     EstimatorSettings estimator;    // --estimator and its settings
@@ -142,6 +145,7 @@ inline constexpr const char* kEnvHysteresis = "ARBRUN_HYSTERESIS_PCT";    // 1-4
 inline constexpr const char* kEnvWindow = "ARBRUN_WINDOW_MS";             // 1-60000
 inline constexpr const char* kEnvCheckPeriod = "ARBRUN_CHECK_PERIOD_US";  // 5-50000
 inline constexpr const char* kEnvIdleGrace = "ARBRUN_IDLE_GRACE_US";      // 10-60000000
+inline constexpr const char* kEnvExplainClasses = "ARBRUN_EXPLAIN_CLASSES";  // 1 | 0
 
 // Every variable above with its value for `config`, in the order listed (all of them, always, so a
 // launcher overrides whatever its own environment held). ARBRUN_CLASS holds the rules in order,
