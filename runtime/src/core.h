@@ -91,6 +91,7 @@ struct Core {
     Core* watchedVictim = nullptr;
     ThreadContext* watchedThread = nullptr;
     uint64_t watchedStamp = 0;
+    uint64_t watchedSinceTsc = 0;  // when the thief first saw that thread there
 
     // --- Owned by the core's runner (written only there; read racily for statistics). `owner` is
     // the carrier made for this core (immutable); `carrier` is the one running it now: the owner,

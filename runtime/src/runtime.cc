@@ -31,6 +31,7 @@ HostThreadApi gHost{&pthread_create, &pthread_join};
 
 constexpr uint64_t kMaxIdleSpinNs = 1'000'000'000;
 constexpr size_t kMinStackOption = 16 * 1024;
+constexpr uint64_t kRunNextStealDelayNs = 3'000;  // see stealRunNext (core.cc)
 constexpr uint64_t kMinTimeSliceNs = 100'000;
 constexpr size_t kMaxStackOption = size_t(1) << 30;
 
@@ -108,6 +109,7 @@ std::optional<Error> startRuntime(const RuntimeOptions& options) {
     rt->cores = std::make_unique<Core[]>(size_t(rt->numCores));
     rt->carriers = std::make_unique<Carrier[]>(size_t(rt->numCores));
     rt->idleSpinTicks = ticksForNs(options.idleSpinNs);
+    rt->runNextStealDelayTicks = ticksForNs(kRunNextStealDelayNs);
     rt->provider = options.coreProvider;
     // Standalone: every core runs from the start. Arbiter mode: none until granted.
     const bool activeAtStart = rt->provider == nullptr;
