@@ -213,6 +213,7 @@ ThreadContext* claimStolen(Core* thief, ThreadContext* t) {
 
 }  // namespace
 
+// Two loads of the core's queue line; a hint (pushIfActive decides under the lock).
 bool acceptsThread(const Core* core, const ThreadContext* t) {
     const ThreadContext* owner = core->reservedFor.load(std::memory_order_relaxed);
     return core->active.load(std::memory_order_relaxed) && (owner == nullptr || owner == t);
@@ -312,6 +313,7 @@ ThreadContext* takeNext(Core* core) {
     return dequeue(core);
 }
 
+// As takeNext(), without the batch queue (and without the streak: a yielding thread asked).
 ThreadContext* takeNextNormal(Core* core) {
     if (core->runNext.load(std::memory_order_relaxed)) {
         if (ThreadContext* t = takeRunNext(core)) return t;

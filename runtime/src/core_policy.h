@@ -89,8 +89,10 @@ class CorePolicy {
     void unreserveLocked(Core* core);
     void loseReservationLocked(Core* core);
     void countLocked(uint8_t placed, int delta);
+    void unlock();
 
     SpinLock lock_;
+    bool countsChanged_ = false;  // a class count changed under lock_ (the sender is told after)
     // Active cores not reserved (under lock_; read relaxed as the "a core can be spared" hint).
     std::atomic<uint32_t> shared_{0};
     // Live threads placed exclusive (reserved or waiting) and batch (under lock_).

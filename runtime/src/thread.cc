@@ -167,7 +167,8 @@ ThreadContext* allocateThread(const ThreadAttributes& attributes, int* err) {
     }
     const CoreSet allowed =
         attributes.allowed.none() ? allCores() : attributes.allowed & allCores();
-    if (attributes.core < -1 || attributes.core >= gRuntime->numCores || allowed.none()) {
+    if (attributes.core < -1 || attributes.core >= gRuntime->numCores || allowed.none() ||
+        uint8_t(attributes.threadClass) > uint8_t(ThreadClass::batch)) {
         e = EINVAL;
         return nullptr;
     }
@@ -315,6 +316,7 @@ using namespace detail;
 int setThreadClass(ThreadId thread, ThreadClass threadClass) {
     ThreadContext* t = thread.context;
     if (!t || t->generation() != thread.generation) return ESRCH;
+    if (uint8_t(threadClass) > uint8_t(ThreadClass::batch)) return EINVAL;
     // Release: the thread's exchange of `replace` (acquire) then reads this class or a later one.
     t->wantedClass.store(uint8_t(threadClass), std::memory_order_relaxed);
     t->replace.store(1, std::memory_order_release);

@@ -267,6 +267,18 @@ TEST_F(Classes3, SetThreadClass_TakesEffectAtTheNextSwitch) {
     EXPECT_EQ(arbrt::setThreadClass(t, ThreadClass::batch), ESRCH);
 }
 
+TEST_F(Classes1, SetThreadClass_UnknownClassIsInvalid) {
+    arbrt::Semaphore done;
+    arbrt::ThreadId t = arbrt::createThread([&] { done.wait(); });
+    EXPECT_EQ(arbrt::setThreadClass(t, ThreadClass(7)), EINVAL);
+    done.post();
+    EXPECT_EQ(arbrt::join(t), 0);
+    int err = 0;
+    EXPECT_FALSE(arbrt::spawn(
+        withClass(ThreadClass(3)), [](void*) -> void* { return nullptr; }, nullptr, &err));
+    EXPECT_EQ(err, EINVAL);
+}
+
 // --- Batch.
 
 TEST_F(Classes1, BatchThread_RunsOnlyWhenNoNormalThreadWaitsOnItsCore) {
