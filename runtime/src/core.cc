@@ -220,9 +220,12 @@ bool acceptsThread(const Core* core, const ThreadContext* t) {
 }
 
 // `active` and `reservedFor` share the queue's cache line, so the reservation check costs no extra
-// line per pick.
+// line per pick; t's reservedCore shares a line with its allowed set.
 Core* placeThread(const ThreadContext* t, int preferred) {
     RuntimeState& rt = *gRuntime;
+    if (Core* home = __atomic_load_n(&t->reservedCore, __ATOMIC_RELAXED)) [[unlikely]] {
+        if (acceptsThread(home, t)) return home;  // an exclusive thread stays on its core
+    }
     const CoreSet& allowed = t->allowed;
     if (preferred >= 0 && preferred < rt.numCores && allowed.test(size_t(preferred)) &&
         acceptsThread(&rt.cores[preferred], t)) {
@@ -332,13 +335,12 @@ bool hasRunnable(const Core* core) {
            core->runNext.load(std::memory_order_relaxed) != nullptr;
 }
 
-// One more load than hasRunnable() (batchQueued, same line), and reservedFor (same line): a normal
-// thread still running on a core reserved for another thread must switch to leave it.
+// With nothing runnable (a yield's common case) exactly hasRunnable()'s two loads; otherwise one
+// more of the same line (batchQueued) for a normal thread.
 bool hasRunnableFor(const Core* core, const ThreadContext* self) {
-    if (self->queueClass != kNormalQueue) return hasRunnable(core);
-    const ThreadContext* owner = core->reservedFor.load(std::memory_order_relaxed);
-    return normalQueued(core) != 0 || core->runNext.load(std::memory_order_relaxed) != nullptr ||
-           (owner != nullptr && owner != self);
+    if (!hasRunnable(core)) return false;
+    if (self->queueClass != kNormalQueue) return true;
+    return normalQueued(core) != 0 || core->runNext.load(std::memory_order_relaxed) != nullptr;
 }
 
 ThreadContext* dequeue(Core* core) {
@@ -379,7 +381,8 @@ ThreadContext* steal(Core* thief) {
     bool batchSeen = false;
     for (int k = 0; k < n; ++k) {
         Core* victim = &rt.cores[(start + k) % n];
-        if (victim == thief) continue;
+        // A reserved core's only runnable thread is its owner, which must stay there.
+        if (victim == thief || victim->reservedFor.load(std::memory_order_relaxed)) continue;
         if (ThreadContext* t = stealRunNext(thief, victim)) return claimStolen(thief, t);
         if (victim->queued.load(std::memory_order_relaxed) == 0) continue;
         batchSeen |= victim->batchQueued.load(std::memory_order_relaxed) != 0;
@@ -389,7 +392,10 @@ ThreadContext* steal(Core* thief) {
     // for long: an idle thief looks again within microseconds).
     for (int k = 0; batchSeen && k < n; ++k) {
         Core* victim = &rt.cores[(start + k) % n];
-        if (victim == thief || victim->batchQueued.load(std::memory_order_relaxed) == 0) continue;
+        if (victim == thief || victim->batchQueued.load(std::memory_order_relaxed) == 0 ||
+            victim->reservedFor.load(std::memory_order_relaxed)) {
+            continue;
+        }
         if (ThreadContext* t = stealFromQueue(thief, victim, true)) return claimStolen(thief, t);
     }
     return nullptr;
@@ -428,7 +434,10 @@ bool othersHaveRunnable(const Core* thief) {
     if (thief->reservedFor.load(std::memory_order_relaxed)) return false;
     for (int i = 0; i < rt.numCores; ++i) {
         const Core* c = &rt.cores[i];
-        if (c == thief || !c->active.load(std::memory_order_relaxed)) continue;
+        if (c == thief || !c->active.load(std::memory_order_relaxed) ||
+            c->reservedFor.load(std::memory_order_relaxed)) {
+            continue;  // a reserved core's runnable thread is its owner: not for thieves
+        }
         if (c->queued.load(std::memory_order_relaxed) != 0) return true;
         const ThreadContext* t = c->runNext.load(std::memory_order_relaxed);
         if (t && t->allowed.test(size_t(thief->id))) return true;

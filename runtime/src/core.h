@@ -150,7 +150,8 @@ void flushRunNext(Core* core);
 // True when the core has a runnable thread (queues or runNext); a hint.
 bool hasRunnable(const Core* core);
 // True when a thread other than `self` (running on `core`) should have the core if `self` yields:
-// any runnable thread for a batch thread, a normal one (queue or runNext) otherwise; a hint.
+// any runnable thread for a batch thread, a normal one (queue or runNext) otherwise; a hint. (A
+// thread left running on a core reserved for another is made to switch by its `replace` flag.)
 bool hasRunnableFor(const Core* core, const ThreadContext* self);
 // For yield: pops the oldest runnable thread and queues `self` behind the others in one critical
 // section (self->switching is set first). A normal `self` only swaps with a normal thread, a

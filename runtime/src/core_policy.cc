@@ -33,13 +33,6 @@ void setReservedCore(ThreadContext* t, Core* core) {
     __atomic_store_n(&t->reservedCore, core, __ATOMIC_RELEASE);
 }
 
-// The allowed set of a thread confined to `core`.
-CoreSet only(const Core* core) {
-    CoreSet set;
-    set.set(size_t(core->id));
-    return set;
-}
-
 }  // namespace
 
 // Before any carrier runs (start-up, a fork child's rebuild): relaxed stores suffice.
@@ -81,7 +74,7 @@ Core* CorePolicy::reserveLocked(ThreadContext* t, int preferred, const Core* avo
     for (int i = 0; i < rt.numCores; ++i) {
         Core* c = &rt.cores[i];
         if (!c->active.load(std::memory_order_relaxed) ||
-            c->reservedFor.load(std::memory_order_relaxed) || !t->baseAllowed.test(size_t(i))) {
+            c->reservedFor.load(std::memory_order_relaxed) || !t->allowed.test(size_t(i))) {
             continue;
         }
         uint64_t score = 0;
@@ -98,6 +91,13 @@ Core* CorePolicy::reserveLocked(ThreadContext* t, int preferred, const Core* avo
     best->reservedFor.store(t, std::memory_order_seq_cst);
     ThreadContext* list = takeAllRunnableLocked(best);
     best->queueLock.unlock();
+    // A thread running there now leaves at its next switch; its `replace` flag makes even a yield
+    // with nothing else runnable a switch (replaceAtSwitch sends it away). A snapshot of the
+    // carrier's current thread: a stale one only gets a harmless extra look at its placement.
+    if (const Carrier* runner = best->carrier.load(std::memory_order_acquire)) {
+        ThreadContext* running = __atomic_load_n(&runner->current, __ATOMIC_ACQUIRE);
+        if (running && running != t) running->replace.store(1, std::memory_order_release);
+    }
     // The evicted threads, in order (t is not among them: it runs, or is not launched yet).
     ThreadContext** link = evicted;
     while (*link) link = &(*link)->nextRunnable;
@@ -110,7 +110,6 @@ Core* CorePolicy::reserveLocked(ThreadContext* t, int preferred, const Core* avo
     shared_.store(shared_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
     reservations_.fetch_add(1, std::memory_order_relaxed);
     setReservedCore(t, best);
-    t->allowed = only(best);
     return best;
 }
 
@@ -144,7 +143,6 @@ bool CorePolicy::applyLocked(ThreadContext* t, ThreadClass wanted, int preferred
     const uint8_t old = t->placedClass;
     const uint8_t target = uint8_t(wanted);
     if (t->reservedCore && wanted != ThreadClass::exclusive) unreserveLocked(t->reservedCore);
-    if (!t->reservedCore) t->allowed = t->baseAllowed;  // also after its core was lost
     if (isExclusive(old) != isExclusive(target) ||
         (old == kPlacedBatch) != (target == kPlacedBatch)) {
         countLocked(old, -1);
@@ -175,22 +173,27 @@ bool CorePolicy::placeNew(ThreadContext* t, ThreadClass cls, int preferred, cons
 
 // The exchange (acquire) pairs with setThreadClass()'s release store: the class read after it is
 // at least the one whose change set the flag. While an exclusive thread waits and no core can be
-// spared, this is one load.
+// spared, this is one load. True also for a thread left running on a core reserved for another.
 bool CorePolicy::replaceAtSwitch(ThreadContext* t, Core* here) {
     t->replace.exchange(0, std::memory_order_acquire);
     const auto wanted = ThreadClass(t->wantedClass.load(std::memory_order_relaxed));
     if (wanted == ThreadClass::exclusive && t->placedClass == kPlacedExclusiveWaiting &&
         shared_.load(std::memory_order_relaxed) < 2) {
-        t->replace.store(1, std::memory_order_relaxed);
-        return false;
+        t->replace.store(1, std::memory_order_relaxed);  // still no core to spare
+    } else {
+        ThreadContext* evicted = nullptr;
+        lock_.lock();
+        applyLocked(t, wanted, here->id, nullptr, &evicted);
+        unlock();
+        placeEvicted(evicted);
     }
-    ThreadContext* evicted = nullptr;
-    lock_.lock();
-    applyLocked(t, wanted, here->id, nullptr, &evicted);
-    unlock();
-    placeEvicted(evicted);
-    if (t->allowed.test(size_t(here->id))) return false;
-    t->core = t->reservedCore;  // null: placed anew when it becomes runnable
+    const ThreadContext* owner = here->reservedFor.load(std::memory_order_relaxed);
+    if (owner && owner != t) {  // it was running here when another thread reserved the core
+        t->core = nullptr;      // placed anew when it becomes runnable
+        return true;
+    }
+    if (!t->reservedCore || t->reservedCore == here) return false;
+    t->core = t->reservedCore;
     return true;
 }
 
@@ -200,7 +203,6 @@ void CorePolicy::threadExiting(ThreadContext* t) {
     if (t->reservedCore) unreserveLocked(t->reservedCore);
     countLocked(t->placedClass, -1);
     t->placedClass = kPlacedNormal;
-    t->allowed = t->baseAllowed;
     unlock();
 }
 
