@@ -147,14 +147,6 @@ ThreadContext* popLocked(Core* core, bool normalOnly) {
     return t;
 }
 
-// Normal threads waiting in the queue (not counting runNext); a hint, read without the lock (the
-// two counters may be a moment apart, so it saturates at 0).
-uint32_t normalQueued(const Core* core) {
-    const uint32_t all = core->queued.load(std::memory_order_relaxed);
-    const uint32_t batch = core->batchQueued.load(std::memory_order_relaxed);
-    return all > batch ? all - batch : 0;
-}
-
 // Pops the oldest normal thread of the queue, or null.
 ThreadContext* takeNextNormalFromQueue(Core* core) {
     if (normalQueued(core) == 0) return nullptr;
@@ -212,12 +204,6 @@ ThreadContext* claimStolen(Core* thief, ThreadContext* t) {
 }
 
 }  // namespace
-
-// Two loads of the core's queue line; a hint (pushIfActive decides under the lock).
-bool acceptsThread(const Core* core, const ThreadContext* t) {
-    const ThreadContext* owner = core->reservedFor.load(std::memory_order_relaxed);
-    return core->active.load(std::memory_order_relaxed) && (owner == nullptr || owner == t);
-}
 
 // `active` and `reservedFor` share the queue's cache line, so the reservation check costs no extra
 // line per pick; t's reservedCore shares a line with its allowed set.
@@ -328,19 +314,6 @@ void flushRunNext(Core* core) {
     if (ThreadContext* t = core->runNext.exchange(nullptr, std::memory_order_acquire)) {
         if (!pushIfActive(core, t)) enqueue(t, Wake::requeue);
     }
-}
-
-bool hasRunnable(const Core* core) {
-    return core->queued.load(std::memory_order_relaxed) != 0 ||
-           core->runNext.load(std::memory_order_relaxed) != nullptr;
-}
-
-// With nothing runnable (a yield's common case) exactly hasRunnable()'s two loads; otherwise one
-// more of the same line (batchQueued) for a normal thread.
-bool hasRunnableFor(const Core* core, const ThreadContext* self) {
-    if (!hasRunnable(core)) return false;
-    if (self->queueClass != kNormalQueue) return true;
-    return normalQueued(core) != 0 || core->runNext.load(std::memory_order_relaxed) != nullptr;
 }
 
 ThreadContext* dequeue(Core* core) {
