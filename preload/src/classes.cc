@@ -262,7 +262,19 @@ void recordThreadClass(arbrt::ThreadId created, const NewThreadClass& computed) 
               computed.symbol, className(decision.threadClass), ruleText(decision).c_str());
 }
 
+// Standalone, the process's cores are all it will have: a warning, with what to do. With a core
+// arbiter the request already asks for a core per exclusive thread, and the reservation follows
+// its grant: expected at start-up, so said only when asked (--verbose, --explain-classes).
 void reportExclusiveFallback(const NewThreadClass& computed) {
+    if (coresFromArbiter()) {
+        if (!gExplain) return;
+        logAlways(
+            "no granted core can be reserved yet for exclusive thread %llu (%s): it runs on "
+            "the shared cores until the core arbiter grants one more (one core always "
+            "stays shared)",
+            (unsigned long long)computed.state.index, computed.symbol);
+        return;
+    }
     if (gFallbackSaid.exchange(true, std::memory_order_relaxed)) return;
     logWarning(
         "no core can be reserved for exclusive thread %llu (%s): one core always stays "

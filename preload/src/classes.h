@@ -62,7 +62,8 @@ void classifyNewThread(void* (*start)(void*), void* returnAddress, NewThreadClas
 void recordThreadClass(arbrt::ThreadId created, const NewThreadClass& computed);
 
 // The runtime could reserve no core for the exclusive thread `computed` describes (it runs on the
-// shared cores until one can be reserved): says so once per process, with what to do.
+// shared cores until one can be reserved). Standalone: a warning, once per process, with what to
+// do; with a core arbiter (which is asked for the core) only with --explain-classes/--verbose.
 void reportExclusiveFallback(const NewThreadClass& computed);
 
 // Re-evaluates the name: rules for `thread` now named `name` (for pthread_setname_np and

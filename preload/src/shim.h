@@ -39,6 +39,9 @@ inline int32_t selfId() {
     return id;
 }
 
+// Whether cores come from a core arbiter (decided at start-up; false before).
+bool coresFromArbiter();
+
 struct NewThreadClass;  // classes.h
 // Creates a user thread that runs start(arg) the way pthread_create does (pthread_exit and
 // cancellation unwind to its entry frame), with the class `threadClass` when not null (classes.h).

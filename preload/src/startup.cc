@@ -245,6 +245,10 @@ int forkChildCores() {
     return gArbiter ? 1 : 0;  // 0: as many as the parent's runtime
 }
 
+bool coresFromArbiter() {
+    return gArbiter != nullptr;
+}
+
 Mode ensureStarted() {
     const int mode = gMode.load(std::memory_order_acquire);
     if (mode != int(Mode::undecided)) return Mode(mode);

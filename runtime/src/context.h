@@ -95,15 +95,15 @@ struct alignas(64) ThreadContext {
     void* result = nullptr;
     Waiter* joiner = nullptr;  // set before lifecycle becomes kJoining
     CoreSet allowed;           // cores it may run on (all bits set: any)
-    // --- Class and placement (core_policy.h). `wantedClass` is set by setThreadClass() from any
-    // thread and applied by the thread at its next switch; `reservedCore` and `baseAllowed` (its
-    // allowed set without a reservation) change under the policy's lock, by the thread itself or
-    // by its creator before launch, except that a core's loss clears `reservedCore` (and sets
-    // `replace`) from the releasing carrier.
-    CoreSet baseAllowed;
+    // Class and placement (core_policy.h): the core reserved for this exclusive thread, where it
+    // must stay (null: none; `allowed` is unchanged by a reservation), beside `allowed` so that
+    // the checks of both touch one line. Changes under the policy's lock, by the thread itself, by
+    // its creator before launch, or by a core's loss (which also sets `replace`); stored
+    // atomically, since reservedCoreOf() reads it from any thread.
     Core* reservedCore = nullptr;
-    std::atomic<uint8_t> wantedClass{0};
     bool reusedTcb = false;  // TCB held an earlier thread: reset libc's per-thread state at entry
+    // The class setThreadClass() asked for (any thread), applied by the thread at its next switch.
+    std::atomic<uint8_t> wantedClass{0};
     Stack stack;
     void* closureTop = nullptr;  // where the stack for the entry frame begins (below any closure)
     ThreadContext* nextFree = nullptr;  // pool link
@@ -119,6 +119,7 @@ struct alignas(64) ThreadContext {
     uint32_t generation() const { return generationOf(lifecycle.load(std::memory_order_acquire)); }
 };
 static_assert(offsetof(ThreadContext, placedClass) < 64, "the class bytes are switch-hot");
+static_assert(sizeof(ThreadContext) == 512, "contexts are 512 bytes (8 lines): keep it so");
 
 // The ThreadContext of the calling user thread, or null on any other kernel thread: one load
 // through %fs (see arch.h), valid wherever the thread migrates, since its TCB moves with it.

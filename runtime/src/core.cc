@@ -154,14 +154,6 @@ ThreadContext* popLocked(Core* core, bool normalOnly) {
     return t;
 }
 
-// Normal threads waiting in the queue (not counting runNext); a hint, read without the lock (the
-// two counters may be a moment apart, so it saturates at 0).
-uint32_t normalQueued(const Core* core) {
-    const uint32_t all = core->queued.load(std::memory_order_relaxed);
-    const uint32_t batch = core->batchQueued.load(std::memory_order_relaxed);
-    return all > batch ? all - batch : 0;
-}
-
 // Pops the oldest normal thread of the queue, or null.
 ThreadContext* takeNextNormalFromQueue(Core* core) {
     if (normalQueued(core) == 0) return nullptr;
@@ -220,15 +212,13 @@ ThreadContext* claimStolen(Core* thief, ThreadContext* t) {
 
 }  // namespace
 
-bool acceptsThread(const Core* core, const ThreadContext* t) {
-    const ThreadContext* owner = core->reservedFor.load(std::memory_order_relaxed);
-    return core->active.load(std::memory_order_relaxed) && (owner == nullptr || owner == t);
-}
-
 // `active` and `reservedFor` share the queue's cache line, so the reservation check costs no extra
-// line per pick.
+// line per pick; t's reservedCore shares a line with its allowed set.
 Core* placeThread(const ThreadContext* t, int preferred) {
     RuntimeState& rt = *gRuntime;
+    if (Core* home = __atomic_load_n(&t->reservedCore, __ATOMIC_RELAXED)) [[unlikely]] {
+        if (acceptsThread(home, t)) return home;  // an exclusive thread stays on its core
+    }
     const CoreSet& allowed = t->allowed;
     if (preferred >= 0 && preferred < rt.numCores && allowed.test(size_t(preferred)) &&
         acceptsThread(&rt.cores[preferred], t)) {
@@ -319,6 +309,7 @@ ThreadContext* takeNext(Core* core) {
     return dequeue(core);
 }
 
+// As takeNext(), without the batch queue (and without the streak: a yielding thread asked).
 ThreadContext* takeNextNormal(Core* core) {
     if (core->runNext.load(std::memory_order_relaxed)) {
         if (ThreadContext* t = takeRunNext(core)) return t;
@@ -330,20 +321,6 @@ void flushRunNext(Core* core) {
     if (ThreadContext* t = core->runNext.exchange(nullptr, std::memory_order_acquire)) {
         if (!pushIfActive(core, t)) enqueue(t, Wake::requeue);
     }
-}
-
-bool hasRunnable(const Core* core) {
-    return core->queued.load(std::memory_order_relaxed) != 0 ||
-           core->runNext.load(std::memory_order_relaxed) != nullptr;
-}
-
-// One more load than hasRunnable() (batchQueued, same line), and reservedFor (same line): a normal
-// thread still running on a core reserved for another thread must switch to leave it.
-bool hasRunnableFor(const Core* core, const ThreadContext* self) {
-    if (self->queueClass != kNormalQueue) return hasRunnable(core);
-    const ThreadContext* owner = core->reservedFor.load(std::memory_order_relaxed);
-    return normalQueued(core) != 0 || core->runNext.load(std::memory_order_relaxed) != nullptr ||
-           (owner != nullptr && owner != self);
 }
 
 ThreadContext* dequeue(Core* core) {
@@ -384,7 +361,8 @@ ThreadContext* steal(Core* thief) {
     bool batchSeen = false;
     for (int k = 0; k < n; ++k) {
         Core* victim = &rt.cores[(start + k) % n];
-        if (victim == thief) continue;
+        // A reserved core's only runnable thread is its owner, which must stay there.
+        if (victim == thief || victim->reservedFor.load(std::memory_order_relaxed)) continue;
         if (ThreadContext* t = stealRunNext(thief, victim)) return claimStolen(thief, t);
         if (victim->queued.load(std::memory_order_relaxed) == 0) continue;
         batchSeen |= victim->batchQueued.load(std::memory_order_relaxed) != 0;
@@ -394,7 +372,10 @@ ThreadContext* steal(Core* thief) {
     // for long: an idle thief looks again within microseconds).
     for (int k = 0; batchSeen && k < n; ++k) {
         Core* victim = &rt.cores[(start + k) % n];
-        if (victim == thief || victim->batchQueued.load(std::memory_order_relaxed) == 0) continue;
+        if (victim == thief || victim->batchQueued.load(std::memory_order_relaxed) == 0 ||
+            victim->reservedFor.load(std::memory_order_relaxed)) {
+            continue;
+        }
         if (ThreadContext* t = stealFromQueue(thief, victim, true)) return claimStolen(thief, t);
     }
     return nullptr;
@@ -433,7 +414,10 @@ bool othersHaveRunnable(const Core* thief) {
     if (thief->reservedFor.load(std::memory_order_relaxed)) return false;
     for (int i = 0; i < rt.numCores; ++i) {
         const Core* c = &rt.cores[i];
-        if (c == thief || !c->active.load(std::memory_order_relaxed)) continue;
+        if (c == thief || !c->active.load(std::memory_order_relaxed) ||
+            c->reservedFor.load(std::memory_order_relaxed)) {
+            continue;  // a reserved core's runnable thread is its owner: not for thieves
+        }
         if (c->queued.load(std::memory_order_relaxed) != 0) return true;
         const ThreadContext* t = c->runNext.load(std::memory_order_relaxed);
         if (t && t->allowed.test(size_t(thief->id))) return true;

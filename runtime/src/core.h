@@ -154,11 +154,7 @@ ThreadContext* takeNextNormal(Core* core);
 ThreadContext* dequeue(Core* core);
 // Moves the runNext thread, if any, to the back of the queue (owner-only).
 void flushRunNext(Core* core);
-// True when the core has a runnable thread (queues or runNext); a hint.
-bool hasRunnable(const Core* core);
-// True when a thread other than `self` (running on `core`) should have the core if `self` yields:
-// any runnable thread for a batch thread, a normal one (queue or runNext) otherwise; a hint.
-bool hasRunnableFor(const Core* core, const ThreadContext* self);
+// hasRunnable(), hasRunnableFor(), normalQueued(), acceptsThread(): inline, below.
 // For yield: pops the oldest runnable thread and queues `self` behind the others in one critical
 // section (self->switching is set first). A normal `self` only swaps with a normal thread, a
 // batch one with any (normal first) and goes behind the batch threads. Null (and nothing queued)
@@ -172,8 +168,7 @@ ThreadContext* steal(Core* thief);
 // reserved for another thread, then any active one (the caller retries while a reservation
 // changes); null when no core is active (arbiter mode with nothing granted).
 Core* placeThread(const ThreadContext* t, int preferred);
-// Whether `core` takes `t` now: active, and not reserved for another thread (a hint).
-bool acceptsThread(const Core* core, const ThreadContext* t);
+
 // Moves a released core's queued threads to other active cores.
 void migrateAway(Core* core);
 // Empties the core's runNext slot and both run queues (caller holds its queueLock); returns their
@@ -254,5 +249,39 @@ void signalContext(ThreadContext* t, uint32_t generation, Wake how = Wake::hando
 void parkCurrent(ThreadContext* self);
 // The dispatcher loop of a carrier (carrier.cc).
 void runDispatcher(Carrier* carrier);
+
+// --- Hints for the hot paths, inline: the library is position-independent, so an out-of-line
+// call to one of its own exported functions goes through the PLT (a few ns on a yield).
+
+// True when the core has a runnable thread (queues or runNext); a hint. Two loads.
+inline bool hasRunnable(const Core* core) {
+    return core->queued.load(std::memory_order_relaxed) != 0 ||
+           core->runNext.load(std::memory_order_relaxed) != nullptr;
+}
+
+// Normal threads waiting in the queues (not counting runNext); a hint, read without the lock
+// (the two counters may be a moment apart, so it saturates at 0). One line.
+inline uint32_t normalQueued(const Core* core) {
+    const uint32_t all = core->queued.load(std::memory_order_relaxed);
+    const uint32_t batch = core->batchQueued.load(std::memory_order_relaxed);
+    return all > batch ? all - batch : 0;
+}
+
+// True when a thread other than `self` (running on `core`) should have the core if `self` yields:
+// any runnable thread for a batch thread, a normal one (queue or runNext) otherwise; a hint. With
+// nothing runnable (a yield's common case) exactly hasRunnable()'s two loads. (A thread left
+// running on a core reserved for another is made to switch by its `replace` flag.)
+inline bool hasRunnableFor(const Core* core, const ThreadContext* self) {
+    if (!hasRunnable(core)) return false;
+    if (self->queueClass != kNormalQueue) return true;
+    return normalQueued(core) != 0 || core->runNext.load(std::memory_order_relaxed) != nullptr;
+}
+
+// Whether `core` takes `t` now: active, and not reserved for another thread; a hint (pushes
+// decide under the queue lock). Two loads of the core's queue line.
+inline bool acceptsThread(const Core* core, const ThreadContext* t) {
+    const ThreadContext* owner = core->reservedFor.load(std::memory_order_relaxed);
+    return core->active.load(std::memory_order_relaxed) && (owner == nullptr || owner == t);
+}
 
 }  // namespace arbrt::detail

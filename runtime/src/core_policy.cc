@@ -1,8 +1,6 @@
 // The core policy: class placement and exclusive reservations (the rules are in core_policy.h).
 #include "core_policy.h"
 
-#include <climits>
-
 #include "arch.h"
 #include "request_sender.h"
 #include "runtime_state.h"
@@ -10,6 +8,7 @@
 namespace arbrt::detail {
 namespace {
 
+// Exclusive threads count as such for the request whether or not they hold a core.
 bool isExclusive(uint8_t placed) {
     return placed == kPlacedExclusive || placed == kPlacedExclusiveWaiting;
 }
@@ -28,22 +27,23 @@ void placeEvicted(ThreadContext* list) {
     }
 }
 
-CoreSet only(const Core* core) {
-    CoreSet set;
-    set.set(size_t(core->id));
-    return set;
+// reservedCoreOf() reads the field from any thread: stored atomically (the policy's lock orders
+// the writers).
+void setReservedCore(ThreadContext* t, Core* core) {
+    __atomic_store_n(&t->reservedCore, core, __ATOMIC_RELEASE);
 }
 
 }  // namespace
 
+// Before any carrier runs (start-up, a fork child's rebuild): relaxed stores suffice.
 void CorePolicy::reset(uint32_t activeCores) {
     shared_.store(activeCores, std::memory_order_relaxed);
     exclusive_.store(0, std::memory_order_relaxed);
     batch_.store(0, std::memory_order_relaxed);
 }
 
-// Adds `delta` to the count of `placed`'s class, and tells the request sender (only exclusive and
-// batch threads are counted; normal ones are the live threads that are neither).
+// Adds `delta` to the count of `placed`'s class (only exclusive and batch threads are counted;
+// normal ones are the live threads that are neither); the request sender hears of it at unlock().
 void CorePolicy::countLocked(uint8_t placed, int delta) {
     std::atomic<uint32_t>* count = isExclusive(placed)      ? &exclusive_
                                    : placed == kPlacedBatch ? &batch_
@@ -51,7 +51,15 @@ void CorePolicy::countLocked(uint8_t placed, int delta) {
     if (!count) return;
     count->store(count->load(std::memory_order_relaxed) + uint32_t(delta),
                  std::memory_order_relaxed);
-    requestChanged();
+    countsChanged_ = true;
+}
+
+// Releases lock_, then wakes the request sender if a count changed: no futex call under the lock.
+void CorePolicy::unlock() {
+    const bool changed = countsChanged_;
+    countsChanged_ = false;
+    lock_.unlock();
+    if (changed) requestChanged();
 }
 
 // Picks the core to reserve: `preferred` if it qualifies, else the best by (not `avoid`, asleep,
@@ -66,7 +74,7 @@ Core* CorePolicy::reserveLocked(ThreadContext* t, int preferred, const Core* avo
     for (int i = 0; i < rt.numCores; ++i) {
         Core* c = &rt.cores[i];
         if (!c->active.load(std::memory_order_relaxed) ||
-            c->reservedFor.load(std::memory_order_relaxed) || !t->baseAllowed.test(size_t(i))) {
+            c->reservedFor.load(std::memory_order_relaxed) || !t->allowed.test(size_t(i))) {
             continue;
         }
         uint64_t score = 0;
@@ -83,6 +91,13 @@ Core* CorePolicy::reserveLocked(ThreadContext* t, int preferred, const Core* avo
     best->reservedFor.store(t, std::memory_order_seq_cst);
     ThreadContext* list = takeAllRunnableLocked(best);
     best->queueLock.unlock();
+    // A thread running there now leaves at its next switch; its `replace` flag makes even a yield
+    // with nothing else runnable a switch (replaceAtSwitch sends it away). A snapshot of the
+    // carrier's current thread: a stale one only gets a harmless extra look at its placement.
+    if (const Carrier* runner = best->carrier.load(std::memory_order_acquire)) {
+        ThreadContext* running = __atomic_load_n(&runner->current, __ATOMIC_ACQUIRE);
+        if (running && running != t) running->replace.store(1, std::memory_order_release);
+    }
     // The evicted threads, in order (t is not among them: it runs, or is not launched yet).
     ThreadContext** link = evicted;
     while (*link) link = &(*link)->nextRunnable;
@@ -94,18 +109,19 @@ Core* CorePolicy::reserveLocked(ThreadContext* t, int preferred, const Core* avo
     }
     shared_.store(shared_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
     reservations_.fetch_add(1, std::memory_order_relaxed);
-    t->reservedCore = best;
-    t->allowed = only(best);
+    setReservedCore(t, best);
     return best;
 }
 
+// The core takes any thread again. reservedFor changes under the queue lock, so a push that saw
+// the reservation has finished before it ends, and one that starts later sees it gone.
 void CorePolicy::unreserveLocked(Core* core) {
     ThreadContext* owner = core->reservedFor.load(std::memory_order_relaxed);
     core->queueLock.lock();
     core->reservedFor.store(nullptr, std::memory_order_relaxed);
     core->queueLock.unlock();
     shared_.store(shared_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    if (owner) owner->reservedCore = nullptr;
+    if (owner) setReservedCore(owner, nullptr);
 }
 
 // The core's owner loses it while it may be running, queued or parked anywhere: it keeps its
@@ -127,7 +143,6 @@ bool CorePolicy::applyLocked(ThreadContext* t, ThreadClass wanted, int preferred
     const uint8_t old = t->placedClass;
     const uint8_t target = uint8_t(wanted);
     if (t->reservedCore && wanted != ThreadClass::exclusive) unreserveLocked(t->reservedCore);
-    if (!t->reservedCore) t->allowed = t->baseAllowed;  // also after its core was lost
     if (isExclusive(old) != isExclusive(target) ||
         (old == kPlacedBatch) != (target == kPlacedBatch)) {
         countLocked(old, -1);
@@ -145,57 +160,67 @@ bool CorePolicy::applyLocked(ThreadContext* t, ThreadClass wanted, int preferred
     return false;
 }
 
+// t is not launched: its fields are the creator's to write; launching it publishes them.
 bool CorePolicy::placeNew(ThreadContext* t, ThreadClass cls, int preferred, const Core* creator) {
     t->wantedClass.store(uint8_t(cls), std::memory_order_relaxed);
     ThreadContext* evicted = nullptr;
     lock_.lock();
     const bool placed = applyLocked(t, cls, preferred, creator, &evicted);
-    lock_.unlock();
+    unlock();
     placeEvicted(evicted);
     return placed;
 }
 
 // The exchange (acquire) pairs with setThreadClass()'s release store: the class read after it is
 // at least the one whose change set the flag. While an exclusive thread waits and no core can be
-// spared, this is one load.
+// spared, this is one load. True also for a thread left running on a core reserved for another.
 bool CorePolicy::replaceAtSwitch(ThreadContext* t, Core* here) {
     t->replace.exchange(0, std::memory_order_acquire);
     const auto wanted = ThreadClass(t->wantedClass.load(std::memory_order_relaxed));
     if (wanted == ThreadClass::exclusive && t->placedClass == kPlacedExclusiveWaiting &&
         shared_.load(std::memory_order_relaxed) < 2) {
-        t->replace.store(1, std::memory_order_relaxed);
-        return false;
+        t->replace.store(1, std::memory_order_relaxed);  // still no core to spare
+    } else {
+        ThreadContext* evicted = nullptr;
+        lock_.lock();
+        applyLocked(t, wanted, here->id, nullptr, &evicted);
+        unlock();
+        placeEvicted(evicted);
     }
-    ThreadContext* evicted = nullptr;
-    lock_.lock();
-    applyLocked(t, wanted, here->id, nullptr, &evicted);
-    lock_.unlock();
-    placeEvicted(evicted);
-    if (t->allowed.test(size_t(here->id))) return false;
-    t->core = t->reservedCore;  // null: placed anew when it becomes runnable
+    const ThreadContext* owner = here->reservedFor.load(std::memory_order_relaxed);
+    if (owner && owner != t) {  // it was running here when another thread reserved the core
+        t->core = nullptr;      // placed anew when it becomes runnable
+        return true;
+    }
+    if (!t->reservedCore || t->reservedCore == here) return false;
+    t->core = t->reservedCore;
     return true;
 }
 
+// On the exiting thread: its core is shared again before it switches away for the last time.
 void CorePolicy::threadExiting(ThreadContext* t) {
     lock_.lock();
     if (t->reservedCore) unreserveLocked(t->reservedCore);
     countLocked(t->placedClass, -1);
     t->placedClass = kPlacedNormal;
-    t->allowed = t->baseAllowed;
-    lock_.unlock();
+    unlock();
 }
 
+// The child has one thread: only the lock's ordering with later class changes matters.
 void CorePolicy::adoptSurvivor(ThreadContext* t) {
     lock_.lock();
-    t->reservedCore = nullptr;
+    setReservedCore(t, nullptr);
     if (isExclusive(t->placedClass)) {
         t->placedClass = kPlacedExclusiveWaiting;
         t->replace.store(1, std::memory_order_relaxed);
     }
     countLocked(t->placedClass, +1);
-    lock_.unlock();
+    unlock();
 }
 
+// `active` changes under the queue lock (as before the policy existed): a push either sees the
+// core active and queues there, or sees it inactive and goes elsewhere; the reservation fix-ups
+// come first, so there is always a shared active core while any core is active.
 bool CorePolicy::setActive(Core* core, bool active) {
     RuntimeState& rt = *gRuntime;
     lock_.lock();
@@ -221,7 +246,7 @@ bool CorePolicy::setActive(Core* core, bool active) {
         const uint32_t shared = shared_.load(std::memory_order_relaxed);
         shared_.store(active ? shared + 1 : shared - 1, std::memory_order_relaxed);
     }
-    lock_.unlock();
+    unlock();
     return was;
 }
 

@@ -14,18 +14,19 @@
 //              any core before a batch thread (steal). In arbiter mode the cores only batch
 //              threads need are asked for one level lower (core_request.h), so they go first.
 //   exclusive  a core of its own. The policy reserves an active core (the one asked for, else an
-//              idle one, not the creator's if another will do), moves every other runnable thread
-//              off it and confines the thread there (allowed = {core}). From then on placement,
-//              runNext, stealing and migration never put another thread there (Core::reservedFor,
-//              checked under the queue lock), the core never steals and is never woken to, and the
-//              thread never leaves it. A thread that was running there when it was reserved leaves
-//              at its next switch. At least one active core always stays shared: with no core to
-//              spare the thread runs as normal (counted in exclusiveFallbacks) and tries again at
-//              its switches (one load while no core can be spared). The reservation ends when the
-//              thread exits, is reclassified, or the core is released (arbiter reclaim,
-//              releaseCore()); a release that would leave no shared core ends another
-//              reservation instead. In arbiter mode each exclusive thread adds a core to the
-//              request, and the reservation happens on a granted core.
+//              idle one, not the creator's if another will do; within the thread's allowed set),
+//              moves every other runnable thread off it and confines the thread there
+//              (ThreadContext::reservedCore; its allowed set is untouched). From then on
+//              placement, runNext, stealing and migration never put another thread there
+//              (Core::reservedFor, checked under the queue lock), the core never steals and is
+//              never woken to, thieves never look at it, and the thread never leaves it. A thread
+//              that was running there when it was reserved leaves at its next switch. At least one
+//              active core always stays shared: with no core to spare the thread runs as normal
+//              (counted in exclusiveFallbacks) and tries again at its switches (one load while no
+//              core can be spared). The reservation ends when the thread exits, is reclassified, or
+//              the core is released (arbiter reclaim, releaseCore()); a release that would leave no
+//              shared core ends another reservation instead. In arbiter mode each exclusive thread
+//              adds a core to the request, and the reservation happens on a granted core.
 // A class change (setThreadClass) is applied by the thread itself at its next switch, so a thread
 // is never re-placed while it runs or waits in a queue.
 #pragma once
@@ -63,7 +64,7 @@ class CorePolicy {
     bool placeNew(ThreadContext* t, ThreadClass cls, int preferred, const Core* creator);
     // Called by `t` itself at a switch (never its last) when t->replace is set: applies
     // t->wantedClass, preferring to reserve `here` for an exclusive thread. True when t may no
-    // longer run on `here` (its reserved core is another).
+    // longer run on `here` (its reserved core is another, or `here` is reserved for another).
     bool replaceAtSwitch(ThreadContext* t, Core* here);
     // Called by `t` itself before its last switch: ends its reservation and its class count.
     void threadExiting(ThreadContext* t);
@@ -89,8 +90,10 @@ class CorePolicy {
     void unreserveLocked(Core* core);
     void loseReservationLocked(Core* core);
     void countLocked(uint8_t placed, int delta);
+    void unlock();
 
     SpinLock lock_;
+    bool countsChanged_ = false;  // a class count changed under lock_ (the sender is told after)
     // Active cores not reserved (under lock_; read relaxed as the "a core can be spared" hint).
     std::atomic<uint32_t> shared_{0};
     // Live threads placed exclusive (reserved or waiting) and batch (under lock_).

@@ -67,14 +67,10 @@ void resetSurvivor(ThreadContext* self, int numCores) {
     self->timerCore = nullptr;
     self->nextRunnable = nullptr;
     self->switching.store(false, std::memory_order_relaxed);
-    if (self->reservedCore) {  // a core of the parent's: the child's policy reserves again
-        self->reservedCore = nullptr;
-        self->allowed = self->baseAllowed;
-    }
+    self->reservedCore = nullptr;  // a core of the parent's: the child's policy reserves again
     CoreSet all;
     for (int i = 0; i < numCores; ++i) all.set(size_t(i));
     if ((self->allowed & all).none()) self->allowed = all;
-    if ((self->baseAllowed & all).none()) self->baseAllowed = all;
 }
 
 // The kernel thread that forked: the rseq area the kernel updates for it lies in its original

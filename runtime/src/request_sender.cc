@@ -38,6 +38,8 @@ void* senderMain(void*) {
 
 }  // namespace
 
+// Relaxed loads of counters that change independently: the request is a hint the sender refreshes
+// at every change.
 RequestInputs currentRequestInputs() {
     RuntimeState& rt = *gRuntime;
     RequestInputs in;
@@ -56,6 +58,7 @@ RequestInputs currentRequestInputs() {
     return in;
 }
 
+// Start-up, before any carrier or sender thread exists: `last` needs no synchronisation.
 std::optional<Error> sendInitialRequest() {
     RuntimeState& rt = *gRuntime;
     if (!rt.provider) return std::nullopt;
@@ -68,6 +71,8 @@ std::optional<Error> sendInitialRequest() {
     return std::nullopt;
 }
 
+// A kernel thread made with the host's pthread_create: the arbiter client's libc calls from it
+// reach the real libc.
 bool startRequestSender() {
     RuntimeState& rt = *gRuntime;
     if (!rt.provider) return true;
@@ -75,6 +80,7 @@ bool startRequestSender() {
     return rt.requestSender.started;
 }
 
+// stop(): `stopping` is set (release) before the wake, and the sender checks it after waking.
 void stopRequestSender() {
     RuntimeState& rt = *gRuntime;
     RequestSender& s = rt.requestSender;
@@ -85,6 +91,8 @@ void stopRequestSender() {
     s.started = false;
 }
 
+// The exchange (acq_rel) pairs with the sender's: a count changed before it is read by the
+// sender's next computation. Wakes it only when it was idle (the word was 0).
 void requestChanged() {
     RuntimeState& rt = *gRuntime;
     if (!rt.provider) return;

@@ -23,6 +23,13 @@ constexpr size_t kMinStack = 16 * 1024;  // PTHREAD_STACK_MIN
 // read by every allocateThread.
 std::atomic<void (*)(void*)> gExtensionReset{nullptr};
 
+// Whether `t` may run on `core` as far as its reservation goes (an exclusive thread stays on its
+// core); reservedCore lies on the line of `allowed`, which the caller has just read.
+bool reservedCoreAllows(const ThreadContext* t, const Core* core) {
+    const Core* home = __atomic_load_n(&t->reservedCore, __ATOMIC_RELAXED);
+    return home == nullptr || home == core;
+}
+
 [[noreturn]] void exitCurrent(ThreadContext* self, void* result) {
     GlibcTcb::runTlsDestructors();  // thread_local destructors, on the thread's own TLS
     // An exclusive thread's core is shared again from here on (its joiner may run there next).
@@ -42,6 +49,7 @@ std::atomic<void (*)(void*)> gExtensionReset{nullptr};
             Core* here = self->carrier->core;
             if (token.thread && token.thread->allowed.test(here->id) &&
                 token.thread->queueClass == kNormalQueue && acceptsThread(here, token.thread) &&
+                reservedCoreAllows(token.thread, here) &&
                 !here->releaseRequested.load(std::memory_order_relaxed) &&
                 claimParked(token.thread, token.generation)) {
                 token.thread->core = here;
@@ -167,7 +175,8 @@ ThreadContext* allocateThread(const ThreadAttributes& attributes, int* err) {
     }
     const CoreSet allowed =
         attributes.allowed.none() ? allCores() : attributes.allowed & allCores();
-    if (attributes.core < -1 || attributes.core >= gRuntime->numCores || allowed.none()) {
+    if (attributes.core < -1 || attributes.core >= gRuntime->numCores || allowed.none() ||
+        uint8_t(attributes.threadClass) > uint8_t(ThreadClass::batch)) {
         e = EINVAL;
         return nullptr;
     }
@@ -188,7 +197,6 @@ ThreadContext* allocateThread(const ThreadAttributes& attributes, int* err) {
         return nullptr;
     }
     t->allowed = allowed;
-    t->baseAllowed = allowed;
     t->reservedCore = nullptr;
     t->queueClass = kNormalQueue;
     t->placedClass = kPlacedNormal;
@@ -315,6 +323,7 @@ using namespace detail;
 int setThreadClass(ThreadId thread, ThreadClass threadClass) {
     ThreadContext* t = thread.context;
     if (!t || t->generation() != thread.generation) return ESRCH;
+    if (uint8_t(threadClass) > uint8_t(ThreadClass::batch)) return EINVAL;
     // Release: the thread's exchange of `replace` (acquire) then reads this class or a later one.
     t->wantedClass.store(uint8_t(threadClass), std::memory_order_relaxed);
     t->replace.store(1, std::memory_order_release);

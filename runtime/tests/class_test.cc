@@ -137,6 +137,42 @@ TEST_F(Classes2, ExclusiveThread_ReservationReleasedAtExit) {
     EXPECT_EQ(arbrt::stats().coresReserved, 2u);
 }
 
+TEST_F(Classes2, ExclusiveThread_ThreadRunningOnTheCoreLeavesAtItsNextYield) {
+    // A normal thread spins (yielding) on core 1; an exclusive thread then reserves core 1. The
+    // first yield after the reservation takes the normal thread away, for good. Core 0 is kept
+    // busy, so it never steals the normal thread before that.
+    arbrt_test::CoreOccupier occupier({0});
+    ASSERT_TRUE(occupier.ready());
+    std::atomic<int> phase{0};  // 1: reserved; 2: the normal thread has yielded since
+    std::atomic<int> onReservedAfterYield{0};
+    std::atomic<bool> stop{false};
+    std::atomic<int> startedOn{-1};
+    arbrt::ThreadId normal = arbrt::createThreadWith(withClass(ThreadClass::normal, 1), [&] {
+        startedOn = arbrt::currentCore();
+        while (!stop.load()) {
+            const int core = arbrt::currentCore();
+            if (phase.load() == 2 && core == 1) onReservedAfterYield.fetch_add(1);
+            if (phase.load() == 1) phase = 2;  // this iteration's yield is the first since
+            arbrt::yield();
+        }
+    });
+    ASSERT_TRUE(eventually([&] { return startedOn.load() >= 0; }));
+    ASSERT_EQ(startedOn.load(), 1);  // nothing else runnable: it never left core 1
+    arbrt::Semaphore done;
+    arbrt::ThreadId exclusive =
+        arbrt::createThreadWith(withClass(ThreadClass::exclusive, 1), [&] { done.wait(); });
+    ASSERT_EQ(arbrt::reservedCoreOf(exclusive), 1);
+    phase = 1;
+    ASSERT_TRUE(eventually([&] { return phase.load() == 2; }));
+    // Let the normal thread loop a while after leaving (its iterations are counted above).
+    for (int i = 0; i < 1000; ++i) arbrt_test::relax();
+    stop = true;
+    EXPECT_EQ(arbrt::join(normal), 0);
+    done.post();
+    EXPECT_EQ(arbrt::join(exclusive), 0);
+    EXPECT_EQ(onReservedAfterYield.load(), 0);
+}
+
 TEST_F(Classes1, ExclusiveThread_FallsBackToNormalOnOneCore) {
     std::atomic<bool> ran{false};
     bool fellBack = false;
@@ -265,6 +301,18 @@ TEST_F(Classes3, SetThreadClass_TakesEffectAtTheNextSwitch) {
     EXPECT_EQ(movedWhileReserved.load(), 0);
     EXPECT_EQ(arbrt::stats().coresReserved, 2u);
     EXPECT_EQ(arbrt::setThreadClass(t, ThreadClass::batch), ESRCH);
+}
+
+TEST_F(Classes1, SetThreadClass_UnknownClassIsInvalid) {
+    arbrt::Semaphore done;
+    arbrt::ThreadId t = arbrt::createThread([&] { done.wait(); });
+    EXPECT_EQ(arbrt::setThreadClass(t, ThreadClass(7)), EINVAL);
+    done.post();
+    EXPECT_EQ(arbrt::join(t), 0);
+    int err = 0;
+    EXPECT_FALSE(arbrt::spawn(
+        withClass(ThreadClass(3)), [](void*) -> void* { return nullptr; }, nullptr, &err));
+    EXPECT_EQ(err, EINVAL);
 }
 
 // --- Batch.

@@ -135,7 +135,8 @@ struct ThreadAttributes {
 using ThreadFunction = void* (*)(void*);
 
 // Creates a user thread running fn(arg). Returns a null handle with `*err` set to EAGAIN (out of
-// memory or address space), EINVAL (bad attributes) or EPERM (runtime not running).
+// memory or address space), EINVAL (bad attributes: core, allowed set, class) or EPERM (runtime
+// not running).
 ThreadId spawn(const ThreadAttributes& attributes, ThreadFunction fn, void* arg,
                int* err = nullptr);
 
@@ -157,8 +158,8 @@ ThreadId createThreadOn(int core, F&& f, Args&&... args) {
 }
 
 // Changes a live thread's class. It takes effect at the thread's next switch (a block, a yield,
-// an exit: it never moves while it runs), whoever calls it. Returns 0 or ESRCH (stale or null
-// handle).
+// an exit: it never moves while it runs), whoever calls it. Returns 0, ESRCH (stale or null
+// handle) or EINVAL (no such class).
 int setThreadClass(ThreadId thread, ThreadClass threadClass);
 // The core reserved for an exclusive thread, or -1 (not exclusive, waiting for a core to reserve,
 // or a stale handle). A snapshot: the core may be lost (released) right after.
