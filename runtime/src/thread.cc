@@ -228,6 +228,20 @@ void* reserveClosureSpace(ThreadContext* t, size_t size, size_t align) {
     return t->closureTop;
 }
 
+// Where a new thread starts: the core its attributes name, else (Go's runnext) the creating user
+// thread's own core when the creator runs one, so a create-then-join or create-then-wait hands the
+// core over without crossing to another core; an idle core steals it if the creator keeps
+// computing. A kernel thread's creations are spread by power of two choices (-1).
+namespace {
+int preferredCore(const ThreadAttributes& attributes) {
+    if (attributes.core >= 0) return attributes.core;
+    const ThreadContext* self = currentContext();
+    if (!self || !self->carrier) return -1;
+    const Core* core = self->carrier->core;
+    return core && core->carrier.load(std::memory_order_relaxed) == self->carrier ? core->id : -1;
+}
+}  // namespace
+
 ThreadId launchThread(ThreadContext* t, const ThreadAttributes& attributes,
                       void* (*trampoline)(void*), void* closure, bool* exclusiveFallback) {
     t->entry = trampoline;
@@ -250,7 +264,7 @@ ThreadId launchThread(ThreadContext* t, const ThreadAttributes& attributes,
                                            creator ? creator->core : nullptr);
     }
     if (exclusiveFallback) *exclusiveFallback = !placed;
-    t->core = t->reservedCore ? t->reservedCore : placeThread(t, attributes.core);
+    t->core = t->reservedCore ? t->reservedCore : placeThread(t, preferredCore(attributes));
     enqueue(t, Wake::handoff);
     return ThreadId{t, gen};
 }
