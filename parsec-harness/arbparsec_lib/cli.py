@@ -160,9 +160,10 @@ request's scheduled send time. Batch tenants are builtin workloads repeating the
 
 The private arbiter: backend auto uses cgroup cpusets (real isolation: managed cores run only
 granted carriers) when run as root with a cpuset hierarchy and at least --min-isolated-cpus
-CPUs; otherwise the fake backend on a simulated machine of as many managed cores as this one
-has CPUs: nothing is pinned, the kernel still shares the CPUs, so the batch tenants also run
-under nice -n 19 in the arbrun mix (override with --arbrun-batch-nice). The report says which.
+CPUs; otherwise the fake backend on a simulated machine with a managed core per CPU plus one
+for the server (whose carrier sleeps when idle): nothing is pinned, the kernel still shares the
+CPUs, so the batch tenants also run under nice -n 19 in the arbrun mix (override with
+--arbrun-batch-nice). The report says which. memcached may grow to all managed cores but one.
 
 Output in DIR: report.md (latency p50/p99/p99.9 per configuration, ratios to alone, batch
 throughput, goals), colocate.csv (per-second latency of every configuration), summary.json,
@@ -237,7 +238,8 @@ def build_parser():
     c.add_argument("--server-threads", type=positive_int, default=max(1, machine.cpus()),
                    metavar="N", help="memcached -t N (default: CPUs, %(default)s)")
     c.add_argument("--server-cores", type=parse_cores, default=None, metavar="MIN:MAX",
-                   help="arbrun --cores for memcached (default: 1:CPUs)")
+                   help="arbrun --cores for memcached (default: 1:M, M = managed cores - 1, "
+                        "so the batch keeps at least one)")
     c.add_argument("--batch-threads", type=positive_int, default=max(1, machine.cpus()),
                    metavar="N", help="threads per batch tenant (default: CPUs, %(default)s)")
     c.add_argument("--batch-size", choices=suites.SIZES, default="test",
@@ -257,8 +259,8 @@ def build_parser():
     c.add_argument("--backend", choices=("auto", "fake", "cgroup-v1", "cgroup-v2", "affinity"),
                    default="auto", help="the private core arbiter's backend (default: auto)")
     c.add_argument("--cpus", type=parse_cpu_list, default=None, metavar="LIST",
-                   help="the arbiter's --cpus (default: this machine's CPUs; fake: one more than "
-                        "the CPUs, the lowest unmanaged)")
+                   help="the arbiter's --cpus, the lowest unmanaged (default: this machine's "
+                        "CPUs; fake: 0-(CPUs+1), i.e. a managed core per CPU plus the server's)")
     c.add_argument("--min-isolated-cpus", type=positive_int, default=4, metavar="N",
                    help="backend auto uses cpusets only with at least N CPUs (default: 4): with "
                         "fewer, the server's one core leaves the batch none")

@@ -303,6 +303,29 @@ def units_line(text):
     return None
 
 
+def unit_times(text):
+    """The CLOCK_MONOTONIC times of a builtin workload's "unit N T" lines (batch mode), in
+    order; a malformed or out-of-order line ends the list (a killed program's last line may be
+    cut short)."""
+    times = []
+    for line in text.splitlines():
+        if not line.startswith("unit "):
+            continue
+        parts = line.split()
+        try:
+            if len(parts) != 3 or int(parts[1]) != len(times) + 1:
+                break
+            times.append(float(parts[2]))
+        except ValueError:
+            break
+    return times
+
+
+def count_in_window(times, start, end):
+    """How many of the times fall in [start, end]."""
+    return sum(1 for t in times if start <= t <= end)
+
+
 def fingerprint(bench, run_dir, stdout_text):
     """A string that must be equal between the native run and every other run; None when the
     output is missing or incomplete (the run failed its check by itself)."""

@@ -9,7 +9,8 @@
 // Output: --log FILE gets one line per answered request, "SCHED_US LATENCY_US" (the scheduled time
 // since the start of the measurement and the latency, both in microseconds); stdout gets one
 // summary line:
-//   arbloadgen: sent N answered N errors N lost N p50_us X p99_us Y p999_us Z
+//   arbloadgen: sent N answered N errors N lost N p50_us X p99_us Y p999_us Z start_s T
+// (T: the measurement's start on CLOCK_MONOTONIC, to line the log up with other timelines).
 // Exit status: 0 ok, 1 the server could not be reached or broke a connection, 2 bad options.
 #define _GNU_SOURCE
 #include <errno.h>
@@ -118,7 +119,8 @@ static void usage(FILE* f) {
         "  --seed N          arrival times, keys and operations derive from it (default 1)\n"
         "  --drain S         seconds to wait for outstanding answers at the end (default 1)\n"
         "  --log FILE        one line per answered request: SCHED_US LATENCY_US\n"
-        "Prints: arbloadgen: sent N answered N errors N lost N p50_us X p99_us Y p999_us Z\n",
+        "Prints: arbloadgen: sent N answered N errors N lost N p50_us X p99_us Y p999_us Z start_s T\n"
+        "        (T: the measurement's start on CLOCK_MONOTONIC)\n",
         f);
 }
 
@@ -417,8 +419,9 @@ int main(int argc, char** argv) {
     if (log_file && fclose(log_file) != 0) die(1, "writing %s: %s", log_path, strerror(errno));
     qsort(lat, nlat, sizeof *lat, cmp_u64);
     printf("arbloadgen: sent %llu answered %llu errors %llu lost %llu p50_us %.1f p99_us %.1f "
-           "p999_us %.1f\n",
+           "p999_us %.1f start_s %.6f\n",
            (unsigned long long)sent, (unsigned long long)answered, (unsigned long long)errors,
-           (unsigned long long)lost, quantile_us(0.5), quantile_us(0.99), quantile_us(0.999));
+           (unsigned long long)lost, quantile_us(0.5), quantile_us(0.99), quantile_us(0.999),
+           (double)t0 / 1e9);
     return 0;
 }

@@ -8,6 +8,7 @@
 //                   once); every repetition must give the same checksum
 // and prints, on success:
 //   checksum HEX    a hash of the result: deterministic for a given --threads and --size
+//   unit N T        batch mode: repetition N done at T (CLOCK_MONOTONIC seconds)
 //   units N         repetitions completed (batch throughput)
 //   ok NAME
 // A failed self-check prints "FAIL NAME: ..." on stderr and exits 1; bad options exit 2.
@@ -140,20 +141,27 @@ static pthread_t wl_spawn(void* (*fn)(void*), void* arg) {
 
 static void wl_join(pthread_t t) { wl_check_rc(pthread_join(t, NULL), "pthread_join"); }
 
-// Runs one repetition (returns its checksum) once, or until --seconds have passed; prints the
-// checksum and the number of units; every repetition must agree.
+// Runs one repetition (returns its checksum) once, or until --seconds have passed; every
+// repetition must agree with the first. Prints the checksum as soon as the first repetition is
+// done; in batch mode also "unit N T" after every repetition (T: CLOCK_MONOTONIC seconds, so a
+// harness can count the repetitions done in a time window, even if it stops the program).
 static int wl_main(const WlOptions* o, uint64_t (*run_once)(const WlOptions*)) {
     const double start = wl_now();
     uint64_t first = run_once(o);
     long units = 1;
+    printf("checksum %016llx\n", (unsigned long long)first);
+    if (o->seconds > 0) printf("unit 1 %.6f\n", wl_now());
+    fflush(stdout);
     while (o->seconds > 0 && wl_now() - start < o->seconds) {
         uint64_t c = run_once(o);
         if (c != first)
             wl_fail("repetition %ld: checksum %016llx differs from the first %016llx", units + 1,
                     (unsigned long long)c, (unsigned long long)first);
         units++;
+        printf("unit %ld %.6f\n", units, wl_now());
+        fflush(stdout);
     }
-    printf("checksum %016llx\nunits %ld\nok %s\n", (unsigned long long)first, units, wl_name);
+    printf("units %ld\nok %s\n", units, wl_name);
     return 0;
 }
 
