@@ -283,6 +283,8 @@ def build_parser():
     ls.add_argument("--suite", choices=("builtin", "parsec"), default="builtin")
     ls.add_argument("--parsec-home", metavar="DIR", default=os.environ.get("PARSEC_HOME"))
     ls.add_argument("--parsec-config", metavar="NAME", default=None)
+    ls.add_argument("--benchmarks", metavar="LIST", default=None,
+                    help="comma-separated benchmarks, globs allowed (default: all)")
     ls.add_argument("--size", choices=suites.SIZES, default="simsmall")
     ls.add_argument("--threads", type=positive_int, default=machine.cpus(), metavar="N")
     ls.add_argument("--build-dir", metavar="DIR", default=os.path.join(REPO, "build"))

@@ -234,7 +234,8 @@ def discover_parsec(home, size, threads, names=None, config=None):
         build_hint = (f"cd {home} && source env.sh && parsecmgmt -a build -p {name} "
                       f"-c {want_cfg}")
         if not os.path.isdir(pkg):
-            missing.append((name, f"no package directory {pkg}", "use a complete parsec-3.0 tree"))
+            missing.append((name, f"no package directory {pkg}",
+                            f"unpack parsec-3.0-core.tar.gz (it holds every package) into {home}"))
             continue
         exe, cfg = find_build(pkg, spec, config)
         if exe is None:
