@@ -51,3 +51,8 @@ xz -dc "$work/low.xz" | cmp -s - "$work/input.txt" && echo "  xz under the arbit
 
 echo "== the user-thread runtime (libarbrt) on its own"
 "$bin/arbrt-demo"
+
+echo "== colocation: memcached (priority 0) beside batch tenants (priority 7), under arbrun and natively"
+echo "   (parsec-harness/arbparsec colocate, about a minute; report and plots in build/demo-colocate/)"
+"$root/parsec-harness/arbparsec" colocate --server memcached --batch dataparallel,montecarlo \
+  --load 5000:15000:5000 --duration 8 --build-dir "$root/build" --out "$root/build/demo-colocate"

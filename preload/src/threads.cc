@@ -171,7 +171,7 @@ ARBRUN_EXPORT int pthread_detach(pthread_t thread) {
 
 ARBRUN_EXPORT int sched_yield() {
     if (!onUserThread()) return ARBRUN_REAL(sched_yield)();
-    arbrt::yield();
+    arbrt::yieldCpu();  // another user thread of this core, else the CPU, as natively
     return 0;
 }
 

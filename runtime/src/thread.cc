@@ -461,12 +461,10 @@ void exit(void* result) {
     if (ThreadContext* t = currentContext()) exitCurrent(t, result);
 }
 
-void yield() {
-    ThreadContext* self = currentContext();
-    if (!self) {
-        rawSyscall(SYS_sched_yield);
-        return;
-    }
+namespace {
+// Yields to another runnable thread of this core; false when there is none (and no reason to
+// switch: no release asked for, no timer due).
+bool yieldHere(ThreadContext* self) {
     Carrier* c = self->carrier;
     if (c->arbiterCpu >= 0) pollArbiter(c);
     Core* core = c->core;
@@ -475,9 +473,25 @@ void yield() {
     if (!hasRunnableFor(core, self) && !core->releaseRequested.load(std::memory_order_relaxed) &&
         (deadline == ~uint64_t{0} || rdtsc() < deadline) &&
         !self->replace.load(std::memory_order_relaxed)) {
-        return;  // nothing else could run here
+        return false;  // nothing else could run here
     }
     switchAway(self, AfterSwitch::requeue);
+    return true;
+}
+}  // namespace
+
+void yield() {
+    ThreadContext* self = currentContext();
+    if (!self) {
+        rawSyscall(SYS_sched_yield);
+        return;
+    }
+    yieldHere(self);
+}
+
+void yieldCpu() {
+    ThreadContext* self = currentContext();
+    if (!self || !yieldHere(self)) rawSyscall(SYS_sched_yield);
 }
 
 void sleepUntil(uint64_t deadlineNs) {

@@ -229,6 +229,11 @@ ThreadId threadAtSlot(uint32_t slot);
 void exit(void* result);
 // Lets other runnable threads on this core run; returns at once if there are none.
 void yield();
+// What a program's sched_yield() means: like yield(), but when no other thread can run on this
+// core the carrier gives its CPU to the kernel (sched_yield), as a native thread would. Without
+// it, a thread spinning on sched_yield keeps its carrier on the CPU for a whole kernel time slice
+// while the carrier of the thread it waits for is queued behind it (a loaded machine).
+void yieldCpu();
 // Sleeps for at least `ns` nanoseconds (a user thread parks; a kernel thread calls nanosleep).
 void sleepFor(uint64_t ns);
 void sleepUntil(uint64_t deadlineNs);

@@ -1,0 +1,1 @@
+"""arbparsec: the parsec-harness package (see parsec-harness/README.md)."""

@@ -1,0 +1,84 @@
+import contextlib
+import io
+import unittest
+
+from arbparsec_lib import cli
+
+
+def run_cli(argv):
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        try:
+            code = cli.main(argv)
+        except SystemExit as e:  # --help
+            code = e.code
+    return code, out.getvalue(), err.getvalue()
+
+
+class CliTest(unittest.TestCase):
+    def assert_usage_error(self, argv, needle):
+        code, _, err = run_cli(argv)
+        self.assertEqual(code, 2, err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn(needle, err)
+        self.assertIn("--help", err)
+
+    def test_bad_options(self):
+        self.assert_usage_error(["run"], "--out")
+        self.assert_usage_error(["run", "--out", "x", "--repeat", "0"], "--repeat")
+        self.assert_usage_error(["run", "--out", "x", "--threads", "two"], "not a whole number")
+        self.assert_usage_error(["run", "--out", "x", "--mode", "native,fast"], "unknown mode")
+        self.assert_usage_error(["run", "--out", "x", "--mode", "native,native"], "twice")
+        self.assert_usage_error(["run", "--out", "x", "--size", "huge"], "--size")
+        self.assert_usage_error(["run", "--out", "x", "--suite", "spec"], "--suite")
+        self.assert_usage_error(["run", "--out", "x", "--bogus"], "unrecognized")
+        self.assert_usage_error(["frobnicate"], "invalid choice")
+        base = ["colocate", "--batch", "montecarlo", "--out", "x"]
+        self.assert_usage_error(base, "--load")
+        self.assert_usage_error(base + ["--load", "abc"], "not a rate")
+        self.assert_usage_error(base + ["--load", "5000:"], "RATE[:RATE...]")
+        self.assert_usage_error(base + ["--load", "0"], "not in 1..")
+        self.assert_usage_error(base + ["--load", "100", "--duration", "-1"], "positive")
+        self.assert_usage_error(base + ["--load", "100", "--server-cores", "a:b"], "MIN:MAX")
+        self.assert_usage_error(base + ["--load", "100", "--cpus", "0-"], "CPU list")
+        self.assert_usage_error(base + ["--load", "100", "--native-batch-nice", "20"], "0..19")
+        self.assert_usage_error(base + ["--load", "100", "--backend", "magic"], "--backend")
+
+    def test_arbrun_args_checked(self):
+        code, _, err = run_cli(["run", "--out", "/nonexistent/x", "--arbrun", "/bin/true",
+                                "--arbrun-args", "--standalone --"])
+        self.assertEqual(code, 2)
+        self.assertIn("must not contain", err)
+        code, _, err = run_cli(["run", "--out", "/nonexistent/x", "--arbrun", "/nonexistent/arbrun"])
+        self.assertEqual(code, 2)
+        self.assertIn("arbrun not found", err)
+
+    def test_help(self):
+        for sub in (["--help"], ["run", "--help"], ["colocate", "--help"], ["list", "--help"]):
+            code, out, _ = run_cli(sub)
+            self.assertEqual(code, 0)
+            self.assertIn("usage", out.lower())
+        _, out, _ = run_cli(["run", "--help"])
+        for word in ("--suite", "--parsec-home", "--size", "--threads", "--repeat", "--mode",
+                     "--out", "results.csv", "parsecmgmt"):
+            self.assertIn(word, out)
+        _, out, _ = run_cli(["colocate", "--help"])
+        for word in ("--server", "--batch", "--load", "--duration", "--out", "nice -n 19",
+                     "fake", "p99"):
+            self.assertIn(word, out)
+
+    def test_no_subcommand(self):
+        code, out, _ = run_cli([])
+        self.assertEqual(code, 2)
+        self.assertIn("run, colocate, list", out)
+
+    def test_parsers(self):
+        self.assertEqual(cli.parse_rates("5000:20000:5e3"), [5000, 20000, 5000])
+        self.assertEqual(cli.parse_modes("arbrun,native"), ["arbrun", "native"])
+        self.assertEqual(cli.parse_cores("1:"), "1:")
+        self.assertEqual(cli.parse_cpu_list("0,2-5"), "0,2-5")
+        self.assertEqual(cli.non_negative_float("0"), 0.0)
+
+
+if __name__ == "__main__":
+    unittest.main()

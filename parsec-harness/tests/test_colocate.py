@@ -1,0 +1,138 @@
+import os
+import tempfile
+import unittest
+
+from arbparsec_lib import colocate, machine, traces
+
+
+def result(cfg, p99, batch=None, mode=None):
+    mode = mode or cfg.split("-")[0]
+    return {"config": cfg, "mode": mode, "mix": cfg.endswith("mix"),
+            "overall": {"count": 100, "p50": p99 / 4, "p99": p99, "p999": p99 * 2},
+            "loadgen": {"answered": 100, "sent": 100, "lost": 0, "errors": 0},
+            "batch": batch or [], "server": {"cpu_s": 1.0, "trace": None, "start_s": 0},
+            "load_before": "1.00 1.00 1.00", "per_second": []}
+
+
+def tenant(name, tput, checksum="ab"):
+    return {"name": name, "throughput": tput, "cpu_s": 2.0, "checksum": checksum, "units": 10}
+
+
+class ColocateLogicTest(unittest.TestCase):
+    def test_loadgen_summary(self):
+        s = colocate.parse_loadgen_summary(
+            "noise\narbloadgen: sent 10 answered 9 errors 0 lost 1 p50_us 12.5 p99_us 30.0 "
+            "p999_us 44.0 start_s 1234.5\n")
+        self.assertEqual(s["sent"], 10)
+        self.assertEqual(s["lost"], 1)
+        self.assertEqual(s["start_s"], 1234.5)
+        for bad in ["", "arbloadgen: sent x answered", "arbloadgen: sent 1 answered"]:
+            with self.assertRaises(ValueError):
+                colocate.parse_loadgen_summary(bad)
+
+    def test_configs(self):
+        self.assertEqual(colocate.parse_configs("native-mix, arbrun-mix"), ["native-mix", "arbrun-mix"])
+        for bad in ["", "arbrun", "native-mix,native-mix"]:
+            with self.assertRaises(ValueError):
+                colocate.parse_configs(bad)
+
+    def test_cpu_lists(self):
+        self.assertEqual(colocate.cpu_list([0, 1, 2, 5, 7, 8]), "0-2,5,7-8")
+        self.assertEqual(colocate.cpu_list({3}), "3")
+        self.assertEqual(colocate.count_cpus("0-2,5,7-8"), 6)
+        self.assertEqual(colocate.count_cpus("0"), 1)
+
+    def test_backend_choice(self):
+        cb = colocate.choose_backend
+        self.assertEqual(cb("auto", True, "cgroup-v1", 16, 4)[0], "cgroup-v1")
+        self.assertEqual(cb("auto", True, "cgroup-v2", 4, 4)[0], "cgroup-v2")
+        b, why = cb("auto", True, "cgroup-v1", 2, 4)
+        self.assertEqual(b, "fake")
+        self.assertIn("only 2 CPUs", why)
+        self.assertIn("not root", cb("auto", False, "cgroup-v1", 16, 4)[1])
+        self.assertIn("no cpuset", cb("auto", True, None, 16, 4)[1])
+        self.assertEqual(cb("affinity", False, None, 2, 4)[0], "affinity")
+
+    def test_cpuset_hierarchy(self):
+        v1 = "cgroup /sys/fs/cgroup/cpu cgroup rw,cpu 0 0\ncgroup /sys/fs/cgroup/cpuset cgroup rw,relatime,cpuset 0 0\n"
+        self.assertEqual(machine.cpuset_hierarchy(v1), "cgroup-v1")
+        self.assertIsNone(machine.cpuset_hierarchy("proc /proc proc rw 0 0\n"))
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "cgroup.controllers"), "w") as f:
+                f.write("cpu io memory\n")
+            mounts = f"cgroup2 {d} cgroup2 rw 0 0\n"
+            self.assertIsNone(machine.cpuset_hierarchy(mounts))
+            with open(os.path.join(d, "cgroup.controllers"), "w") as f:
+                f.write("cpuset cpu io memory\n")
+            self.assertEqual(machine.cpuset_hierarchy(mounts), "cgroup-v2")
+
+    def test_analyse_and_report(self):
+        results = [
+            result("arbrun-alone", 100.0),
+            result("arbrun-mix", 120.0, [tenant("a", 8.0), tenant("b", 4.0)]),
+            result("native-alone", 100.0),
+            result("native-mix", 300.0, [tenant("a", 10.0), tenant("b", 4.0, checksum="cd")]),
+        ]
+        a = colocate.analyse(results)
+        self.assertAlmostEqual(a["p99_ratio_arbrun"], 1.2)
+        self.assertAlmostEqual(a["p99_ratio_native"], 3.0)
+        self.assertTrue(a["p99_goal_met"])
+        self.assertAlmostEqual(a["throughput_per_tenant"]["a"], 0.8)
+        self.assertAlmostEqual(a["throughput_ratio"], (0.8 * 1.0) ** 0.5)
+        self.assertTrue(a["throughput_goal_met"])
+        self.assertEqual(a["batch_outputs_match"], {"a": True, "b": False})
+        self.assertAlmostEqual(a["p99_mix_arbrun_vs_native"], 0.4)
+        text = colocate.render_report(results, a, ["machine: x"], ["native-mix: oops"],
+                                      [("lat", "latency.png")])
+        self.assertIn("| arbrun-mix | 100 |", text)
+        self.assertIn("under arbrun 1.20 (goal <= 1.5: met); natively, batch niced: 3.00", text)
+        self.assertIn("b NO", text)
+        self.assertIn("## Problems", text)
+        summary = colocate.summary_text(results, a)
+        self.assertIn("arbrun 1.20", summary)
+        self.assertEqual(len(summary.splitlines()), 6)
+
+    def test_analyse_partial(self):
+        a = colocate.analyse([result("arbrun-alone", 100.0)])
+        self.assertIsNone(a["p99_ratio_arbrun"])
+        self.assertIsNone(a["p99_goal_met"])
+        self.assertIsNone(a["throughput_ratio"])
+        a = colocate.analyse([result("arbrun-mix", 1.0, [tenant("a", None)]),
+                              result("native-mix", 1.0, [tenant("a", 2.0)])])
+        self.assertIsNone(a["throughput_ratio"])  # a tenant without throughput: no headline
+
+    def test_fmt(self):
+        self.assertEqual(colocate.fmt_us(None), "—")
+        self.assertEqual(colocate.fmt_us(150.4), "150 µs")
+        self.assertEqual(colocate.fmt_us(2500), "2.50 ms")
+
+
+class TracesTest(unittest.TestCase):
+    def test_cores_held(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "t.csv")
+            with open(p, "w") as f:
+                f.write("time_s,event,core,cpu,value\n0.0,start,-1,-1,2\n0.1,grant,0,1,1\n"
+                        "0.2,request,-1,-1,2\n0.3,grant,1,2,1\n0.5,util,0,-1,0.5\n"
+                        "0.7,release,1,2,0\n1.0,stop,-1,-1,0\n")
+            pts = traces.cores_held(p, offset_s=10)
+            self.assertEqual(pts[0], (10.0, 0))
+            self.assertIn((10.3, 2), [(round(t, 6), v) for t, v in pts])
+            self.assertEqual(pts[-1], (11.0, 0))
+            avg, peak = traces.summary(pts)
+            self.assertEqual(peak, 2)
+            self.assertAlmostEqual(avg, (0.2 * 1 + 0.4 * 2 + 0.3 * 1) / 1.0)
+            with open(p, "w") as f:
+                f.write("time_s,event,core,cpu,value\n0.0,bogus,0,0,0\n")
+            with self.assertRaises(ValueError):
+                traces.cores_held(p)
+            self.assertEqual(traces.cores_held(os.path.join(d, "none.csv")), [])
+            self.assertEqual(traces.summary([]), (None, None))
+
+    def test_uses_plot_trace_tool(self):
+        mod = traces.plot_trace_module()
+        self.assertTrue(hasattr(mod, "read_trace") and hasattr(mod, "series"))
+
+
+if __name__ == "__main__":
+    unittest.main()
