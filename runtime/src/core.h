@@ -112,6 +112,15 @@ struct Core {
     std::atomic<uint64_t> threadsCreated{0};  // by threads running on this core
 };
 
+// A core's idle ticks so far, the current idle stretch included (exact at any moment, unlike
+// busyTicks, which a running thread adds only when it returns to the dispatcher). Racy reads of
+// two words: samplers (trace, estimation) clamp what they derive from it.
+inline uint64_t idleTicksNow(const Core& core, uint64_t tsc) {
+    const uint64_t since = core.idleSinceTsc.load(std::memory_order_relaxed);
+    return core.idleTicks.load(std::memory_order_relaxed) +
+           (since != 0 && tsc > since ? tsc - since : 0);
+}
+
 // A kernel thread created with the real pthread_create, running one core's dispatcher. A core's
 // owner carrier is made at start-up; spare carriers are made by the monitor when a core must be
 // lent while its runner is blocked in the kernel. Concurrency: every field is written only by the

@@ -52,13 +52,6 @@ uint32_t waitingOn(const Core& core, uint64_t tsc) {
            (core.nextDeadlineTsc.load(std::memory_order_relaxed) <= tsc ? 1 : 0);
 }
 
-// Idle ticks so far, the current idle stretch included.
-uint64_t idleTicksNow(const Core& core, uint64_t tsc) {
-    const uint64_t since = core.idleSinceTsc.load(std::memory_order_relaxed);
-    return core.idleTicks.load(std::memory_order_relaxed) +
-           (since != 0 && tsc > since ? tsc - since : 0);
-}
-
 // Advances one core's integrals to now; returns whether it is granted (active) now.
 bool integrate(const Core& core, CoreIntegrals& c, uint64_t elapsedNs, uint64_t tsc) {
     const bool active = core.active.load(std::memory_order_relaxed);

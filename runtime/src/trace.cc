@@ -104,9 +104,7 @@ void traceUtilisationIfDue() {
         // Idle time so far, including the current idle stretch (a running thread's busy time is
         // only added when it returns to the dispatcher; idle time is exact at any moment).
         const Core& core = rt.cores[i];
-        const uint64_t since = core.idleSinceTsc.load(std::memory_order_relaxed);
-        const uint64_t idle = core.idleTicks.load(std::memory_order_relaxed) +
-                              (since != 0 && tsc > since ? tsc - since : 0);
+        const uint64_t idle = idleTicksNow(core, tsc);
         const uint64_t delta = idle - gLastIdleTicks[size_t(i)];
         gLastIdleTicks[size_t(i)] = idle;
         if (!core.active.load(std::memory_order_relaxed)) continue;
