@@ -1,6 +1,7 @@
 // Arachne's window-based core estimator (rules in arachne_estimator.h).
 #include "arbrt/policy/arachne_estimator.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -49,7 +50,6 @@ ArachneEstimator::ArachneEstimator(const ArachneParams& params)
       history_(std::make_unique<detail::CoreHistory>()),
       wanted_(params.limits.minCores) {
     if (auto error = validate(params)) throw std::invalid_argument(*error);
-    workAtScaleUp_.fill(-1.0);
 }
 
 // Out of line: CoreHistory is only complete here.
@@ -98,6 +98,8 @@ Decision ArachneEstimator::onSample(const CoreSample& sample) {
 Decision ArachneEstimator::decide(uint32_t granted) {
     Decision d{wanted_, granted, Reason::steady};
     int64_t proposal = wanted_;
+    if (quietCores_ != granted) quietWindows_ = 0;  // a run of quiet windows is at one count
+    quietCores_ = granted;
     if (grantedSum_ > 0) {
         const double total = static_cast<double>(grantedSum_);
         const double loadFactor = static_cast<double>(runnableSum_) / total;
@@ -107,15 +109,12 @@ Decision ArachneEstimator::decide(uint32_t granted) {
         if (loadFactor > params_.loadFactorThreshold) {
             d.reason = Reason::loadFactorHigh;
             proposal = int64_t{granted} + 1;
-            if (proposal <= params_.limits.maxCores) workAtScaleUp_[granted] = work;
+            if (proposal <= params_.limits.maxCores) recordScaleUp(granted, work);
+            quietWindows_ = 0;
         } else if (granted >= 2) {
             const uint32_t fewer = granted - 1;
             const double projected = work / fewer;
-            double ceiling = 1.0 - params_.hysteresis;
-            if (workAtScaleUp_[fewer] >= 0) {
-                ceiling = std::min(ceiling, workAtScaleUp_[fewer] / fewer - params_.hysteresis);
-            }
-            ceiling = std::max(ceiling, kIdleUtilisation);
+            const double ceiling = scaleDownCeiling(granted, loadFactor);
             if (projected < ceiling) {
                 d.reason = Reason::utilisationLow;
                 d.measured = projected;
@@ -127,6 +126,35 @@ Decision ArachneEstimator::decide(uint32_t granted) {
     detail::settle(proposal, params_.limits, &d);
     wanted_ = d.cores;
     return d;
+}
+
+// Remembers up[granted]. A record made again after the previous one expired shows the expiry was
+// wrong for this load (it scaled down and had to come back), so the next one lasts twice as long.
+void ArachneEstimator::recordScaleUp(uint32_t granted, double work) {
+    ScaleUpRecord& record = scaleUps_[granted];
+    if (record.expired) {
+        record.lifetimeWindows = std::min(2 * record.lifetimeWindows, kMaxRecordLifetimeWindows);
+        record.expired = false;
+    }
+    record.work = work;
+}
+
+// The down rule's ceiling for going from `granted` (>= 2) to one core fewer, after ageing the
+// record up[granted - 1] by this window: a quiet window (lf projected onto the remaining cores at
+// most kQuietLoadFactor) extends the run of quiet ones, any other breaks it; a run as long as the
+// record's lifetime drops the record.
+double ArachneEstimator::scaleDownCeiling(uint32_t granted, double loadFactor) {
+    const uint32_t fewer = granted - 1;
+    const bool quiet = loadFactor * granted / fewer <= kQuietLoadFactor;
+    quietWindows_ = quiet ? quietWindows_ + 1 : 0;
+    ScaleUpRecord& record = scaleUps_[fewer];
+    if (record.work >= 0 && quietWindows_ >= record.lifetimeWindows) {
+        record.work = -1;
+        record.expired = true;
+    }
+    double ceiling = 1.0 - params_.hysteresis;
+    if (record.work >= 0) ceiling = std::min(ceiling, record.work / fewer - params_.hysteresis);
+    return std::max(ceiling, kIdleUtilisation);
 }
 
 // A window starts at a sample, whose counters are the baseline of the next differences.

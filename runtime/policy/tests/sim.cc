@@ -129,40 +129,96 @@ std::vector<Phase> demandOf(std::string_view text) {
     return *phases;
 }
 
-// Steps through every phase; the count granted during a step is what the estimator wanted at the
-// previous sample (the arbiter grants at once).
+namespace {
+
+// The closed loop shared by both simulations: the count granted during a step is what the
+// estimator wanted at the previous sample (the arbiter grants at once). `advance(granted)` moves
+// the cores' counters over one step and returns the work (cores' worth) that wanted to run.
+class Loop {
+  public:
+    Loop(CoreEstimator& estimator, uint64_t stepNs)
+        : estimator_(estimator), stepNs_(stepNs), cores_(kMaxCoreIds) {
+        for (int id = 0; id < kMaxCoreIds; ++id) {
+            cores_[static_cast<size_t>(id)].counters.coreId = id;
+        }
+        granted_ = estimator.wantedCores();
+        result_.grants = std::to_string(granted_) + "@0";
+        result_.peakCores = granted_;
+        next_ = sampleNow();  // the first sample, at 0, is the baseline
+    }
+
+    // One step: apply the last decision, advance, sample.
+    template <typename Advance>
+    void step(Advance&& advance) {
+        if (next_ != granted_) {
+            granted_ = next_;
+            result_.grants += ' ';
+            result_.grants += std::to_string(granted_) + "@" + compactTime(now_);
+            ++result_.changes;
+            result_.peakCores = std::max(result_.peakCores, granted_);
+        }
+        const double work = advance(granted_, &cores_);
+        now_ += stepNs_;
+        const double seconds = static_cast<double>(stepNs_) / 1e9;
+        result_.coreSeconds += granted_ * seconds;
+        result_.unservedSeconds += std::max(0.0, work - granted_) * seconds;
+        next_ = sampleNow();
+    }
+
+    const SimResult& result() const { return result_; }
+
+  private:
+    // Feeds the granted cores' counters to the estimator; returns the count it wants.
+    uint32_t sampleNow() {
+        sample_.clear();
+        for (uint32_t i = 0; i < granted_; ++i) sample_.push_back(cores_[i].counters);
+        return estimator_.onSample(CoreSample{now_, sample_}).cores;
+    }
+
+    CoreEstimator& estimator_;
+    uint64_t stepNs_;
+    std::vector<SimCore> cores_;
+    std::vector<CoreCounters> sample_;
+    SimResult result_;
+    uint32_t granted_ = 0;
+    uint32_t next_ = 0;
+    uint64_t now_ = 0;
+};
+
+}  // namespace
+
+// Steps through every phase with the demand model of sim.h.
 SimResult simulate(CoreEstimator& estimator, const std::vector<Phase>& demand, uint64_t stepNs) {
-    std::vector<SimCore> cores(kMaxCoreIds);
-    for (int id = 0; id < kMaxCoreIds; ++id) cores[static_cast<size_t>(id)].counters.coreId = id;
-    std::vector<CoreCounters> sample;
-    SimResult result;
-    uint32_t granted = estimator.wantedCores();
-    result.grants = std::to_string(granted) + "@0";
-    result.peakCores = granted;
-    uint64_t now = 0;
-    // The first sample, at 0, is the baseline.
-    for (uint32_t i = 0; i < granted; ++i) sample.push_back(cores[i].counters);
-    uint32_t next = estimator.onSample(CoreSample{now, sample}).cores;
-    const double seconds = static_cast<double>(stepNs) / 1e9;
+    Loop loop(estimator, stepNs);
     for (const Phase& phase : demand) {
         for (uint64_t t = 0; t < phase.durationNs; t += stepNs) {
-            if (next != granted) {
-                granted = next;
-                result.grants += ' ';
-                result.grants += std::to_string(granted) + "@" + compactTime(now);
-                ++result.changes;
-                result.peakCores = std::max(result.peakCores, granted);
-            }
-            step(phase, granted, stepNs, &cores);
-            now += stepNs;
-            result.coreSeconds += granted * seconds;
-            result.unservedSeconds += std::max(0.0, phase.work - granted) * seconds;
-            sample.clear();
-            for (uint32_t i = 0; i < granted; ++i) sample.push_back(cores[i].counters);
-            next = estimator.onSample(CoreSample{now, sample}).cores;
+            loop.step([&](uint32_t granted, std::vector<SimCore>* cores) {
+                step(phase, granted, stepNs, cores);
+                return phase.work;
+            });
         }
     }
-    return result;
+    return loop.result();
+}
+
+// Every granted core gets the model's busy share and load; nobody waits across checks.
+SimResult simulateLoad(CoreEstimator& estimator, const LoadModel& model, uint64_t durationNs,
+                       uint64_t stepNs) {
+    Loop loop(estimator, stepNs);
+    for (uint64_t t = 0; t < durationNs; t += stepNs) {
+        loop.step([&](uint32_t granted, std::vector<SimCore>* cores) {
+            const CoreLoad load = model(granted);
+            const double interval = static_cast<double>(stepNs);
+            for (uint32_t i = 0; i < granted; ++i) {
+                CoreCounters& c = (*cores)[i].counters;
+                c.grantedNs += stepNs;
+                c.busyNs += static_cast<uint64_t>(std::llround(load.busy * interval));
+                c.runnableNs += static_cast<uint64_t>(std::llround(load.load * interval));
+            }
+            return load.busy * granted;
+        });
+    }
+    return loop.result();
 }
 
 }  // namespace arbrt::policy::testing

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -61,5 +62,19 @@ struct SimResult {
 // Runs `estimator` against the demand, sampling every stepNs; the first grant is the estimator's
 // wantedCores() before any sample, and each decision is granted for the next step.
 SimResult simulate(CoreEstimator& estimator, const std::vector<Phase>& demand, uint64_t stepNs);
+
+// What every granted core does over a step, for loads the demand model cannot state (queueing that
+// grows faster than the cores shrink, as in a queue near saturation). A plain value.
+struct CoreLoad {
+    double busy = 0;  // share of the step it ran user threads
+    double load = 0;  // runnable threads on average, counting the running one (>= busy)
+};
+// The load each granted core carries when `granted` cores are granted.
+using LoadModel = std::function<CoreLoad(uint32_t granted)>;
+
+// Like simulate(), for durationNs, with every granted core carrying model(granted) (nobody waits
+// across checks); the work that wanted to run is counted as what the cores ran.
+SimResult simulateLoad(CoreEstimator& estimator, const LoadModel& model, uint64_t durationNs,
+                       uint64_t stepNs);
 
 }  // namespace arbrt::policy::testing

@@ -97,5 +97,22 @@ TEST(Simulate, ParseDemand_RepeatGroupsAndErrors) {
     EXPECT_EQ(error, "line 1: 'flux=2' is not work=W, threads=R or xCOUNT");
 }
 
+TEST(Simulate, SimulateLoad_EveryGrantedCoreCarriesTheModelsLoad) {
+    FixedEstimator fixed(2);
+    const LoadModel model = [](uint32_t granted) { return CoreLoad{0.5 / granted, 0.75}; };
+    SimResult r = simulateLoad(fixed, model, 2'000'000, 1'000'000);
+    ASSERT_EQ(fixed.samples.size(), 3u);
+    const auto& [now, cores] = fixed.samples[2];
+    EXPECT_EQ(now, 2'000'000u);
+    ASSERT_EQ(cores.size(), 2u);
+    EXPECT_EQ(cores[1].grantedNs, 2'000'000u);
+    EXPECT_EQ(cores[1].busyNs, 500'000u);
+    EXPECT_EQ(cores[1].runnableNs, 1'500'000u);
+    EXPECT_EQ(cores[1].enqueued, 0u);
+    EXPECT_EQ(r.grants, "2@0");
+    EXPECT_DOUBLE_EQ(r.coreSeconds, 0.004);
+    EXPECT_DOUBLE_EQ(r.unservedSeconds, 0);
+}
+
 }  // namespace
 }  // namespace arbrt::policy::testing

@@ -20,6 +20,23 @@
 // threads queued (lf high) at utilisation up[m] is not moved back to m cores until its work has
 // dropped clearly below that level, so a load hovering at the boundary does not flap. Both terms
 // are per-core utilisations of the m cores, so the hysteresis reads the same way in each.
+//
+// Unlike Arachne, the record up[m] expires. Why: a scale-up at low utilisation (a start-up burst
+// of thread creation: many runnable threads for a few milliseconds at ~5% of a core) leaves
+// up[m] / m - hysteresis below zero, and Arachne's rule then keeps the n-th core for as long as
+// the process does any work at all. The record is evidence that m cores made threads queue; it is
+// stale once the load it was made for is gone, and the load factor says when: a window at n cores
+// is *quiet* when its runnable threads would fit m cores with none waiting on average,
+//   lf * n / m <= kQuietLoadFactor (1.0: well below any threshold, which is > 1).
+// After kRecordLifetimeWindows consecutive quiet windows at n cores the record up[m] is dropped
+// (the down rule then uses 1 - hysteresis alone). A hovering load that needs n cores because its
+// threads queue has lf * n / m near or above the threshold, so it is never quiet and its record
+// stands (the anti-flapping property is kept). The projection lf * n / m only counts the threads
+// already runnable; with fewer cores they queue longer (nonlinearly near saturation), so a load
+// can look quiet at n cores and still scale up again at m. Each time a record is made again for
+// an m whose previous record expired, that m's lifetime doubles (up to
+// kMaxRecordLifetimeWindows), so such a load moves at most a logarithmic number of times before
+// it settles (once per 12.8 s at the cap with the default window).
 // Otherwise hold the count. Decisions are relative to the cores granted (n), not to the last one
 // wanted, so a request the arbiter has not met yet is repeated, never compounded.
 //
@@ -58,6 +75,15 @@ std::optional<std::string> validate(const ArachneParams& params);
 // Projected utilisation below which the remaining cores count as idle: a scale-down is then always
 // allowed (Arachne's zeroCoreUtilizationThreshold, per remaining core).
 constexpr double kIdleUtilisation = 0.01;
+// Load factor at or below which a window's runnable threads, projected onto one core fewer
+// (lf * n / m), count as quiet: no thread would wait on average. A scale-up record expires after
+// enough quiet windows (file comment).
+constexpr double kQuietLoadFactor = 1.0;
+// Consecutive quiet windows at n cores after which the record up[n - 1] expires at first (200 ms
+// with the default 50 ms window: four windows, so one quiet-looking window between bursts does not
+// undo a scale-up); doubled each time a record proves wrong, up to the maximum (12.8 s).
+constexpr uint32_t kRecordLifetimeWindows = 4;
+constexpr uint32_t kMaxRecordLifetimeWindows = 256;
 
 // See the file comment. Not thread-safe (CoreEstimator).
 class ArachneEstimator final : public CoreEstimator {
@@ -72,7 +98,17 @@ class ArachneEstimator final : public CoreEstimator {
     std::string_view name() const override { return "arachne"; }
 
   private:
+    // What the estimator remembers about the last scale-up from m cores (index m). A plain value.
+    struct ScaleUpRecord {
+        double work =
+            -1;  // up[m]: the work U (cores' worth) of that window; < 0: none (or expired)
+        uint32_t lifetimeWindows = kRecordLifetimeWindows;  // quiet windows that expire it
+        bool expired = false;  // an earlier record for m expired (a new one means it was wrong)
+    };
+
     Decision decide(uint32_t granted);
+    void recordScaleUp(uint32_t granted, double work);
+    double scaleDownCeiling(uint32_t granted, double loadFactor);
     void restartWindow(uint64_t nowNs);
 
     ArachneParams params_;
@@ -85,8 +121,12 @@ class ArachneEstimator final : public CoreEstimator {
     uint64_t grantedSum_ = 0;
     uint64_t busySum_ = 0;
     uint64_t runnableSum_ = 0;
-    // up[n]: the work U (cores' worth) of the window that scaled up from n cores; < 0: none yet.
-    std::array<double, kMaxCoreIds + 1> workAtScaleUp_;
+    // By core count m: the last scale-up from m cores (up[m]) and how long it lasts.
+    std::array<ScaleUpRecord, kMaxCoreIds + 1> scaleUps_;
+    // Consecutive quiet windows decided at quietCores_ cores (a window at another count restarts
+    // the run).
+    uint32_t quietWindows_ = 0;
+    uint32_t quietCores_ = 0;
 };
 
 }  // namespace arbrt::policy
