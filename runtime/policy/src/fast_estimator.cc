@@ -1,6 +1,7 @@
 // Shenango-style fast core estimator (rules in fast_estimator.h).
 #include "arbrt/policy/fast_estimator.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "core_history.h"
@@ -63,7 +64,8 @@ FastEstimator::FastEstimator(const FastParams& params)
     : params_(params),
       history_(std::make_unique<detail::CoreHistory>()),
       wanted_(params.limits.minCores),
-      idleSinceNs_(kMaxCoreIds, kNotIdle) {
+      idleSinceNs_(kMaxCoreIds, kNotIdle),
+      windowNs_(kUtilisationWindowGraces * params.idleGraceNs) {
     if (auto error = validate(params)) throw std::invalid_argument(*error);
 }
 
@@ -90,6 +92,7 @@ Decision FastEstimator::onSample(const CoreSample& sample) {
             continue;
         }
         const CoreFinding finding = examine(*step);
+        addToWindow(*step, finding.waitedAcross > 0);
         if (finding.waitedAcross > mostWaiting ||
             (finding.waitedAcross > 0 && finding.waitedAcross == mostWaiting &&
              counters.coreId < waitingCore)) {
@@ -114,6 +117,7 @@ Decision FastEstimator::onSample(const CoreSample& sample) {
     d.granted = granted;
     const uint64_t sincePrevious = sample.nowNs - lastCheckNs_;
     lastCheckNs_ = sample.nowNs;
+    if (!started_ || !history_->sameCoresAsPrevious()) restartWindow(sample.nowNs);
     if (!started_) {
         started_ = true;
         detail::settle(granted, params_.limits, &d);
@@ -134,12 +138,68 @@ Decision FastEstimator::onSample(const CoreSample& sample) {
         d.measured = static_cast<double>(sincePrevious);
         d.limit = static_cast<double>(params_.periodNs);
         proposal = int64_t{granted} + 1;
+        noteScaleUp(sample.nowNs);
+    } else if (giveBackOnUtilisation(granted, sample.nowNs, &d)) {
+        proposal = int64_t{granted} - 1;
     } else {
         d.reason = Reason::steady;
     }
     detail::settle(proposal, params_.limits, &d);
     wanted_ = d.cores;
     return d;
+}
+
+// Adds one core's step between checks to the utilisation window (the window is restarted
+// separately when the set of cores changed, so only continued steps reach here).
+void FastEstimator::addToWindow(const detail::CoreStep& step, bool waited) {
+    windowGrantedNs_ += step.grantedDelta();
+    windowBusyNs_ += step.busyDelta();
+    windowWaited_ |= waited;
+}
+
+// The utilisation give-back of the file comment, at a check where neither the grace nor a waiting
+// thread decided. Also ends a give-back's trial that lasted a window (it held: the window halves)
+// and restarts a window that has run its length, so it always measures the recent past.
+bool FastEstimator::giveBackOnUtilisation(uint32_t granted, uint64_t nowNs, Decision* d) {
+    const uint64_t baseNs = kUtilisationWindowGraces * params_.idleGraceNs;
+    if (giveBackOnTrial_ && nowNs - giveBackNs_ > windowNs_) {
+        giveBackOnTrial_ = false;
+        windowNs_ = std::max(baseNs, windowNs_ / 2);
+    }
+    if (nowNs - windowStartNs_ < windowNs_) return false;
+    const bool quiet = !windowWaited_ && windowGrantedNs_ > 0 && granted >= 2;
+    const double work =
+        quiet ? static_cast<double>(windowBusyNs_) / static_cast<double>(windowGrantedNs_) * granted
+              : 0;
+    restartWindow(nowNs);
+    if (!quiet) return false;
+    const double projected = work / (granted - 1);
+    const double limit = 1.0 - kGiveBackMargin;
+    if (projected >= limit) return false;
+    d->reason = Reason::utilisationLow;
+    d->measured = projected;
+    d->limit = limit;
+    giveBackOnTrial_ = true;
+    giveBackNs_ = nowNs;
+    return true;
+}
+
+// A scale-up within a window of a utilisation give-back proves it wrong for this load: the next
+// window is twice as long (capped), so the load moves at most once per window.
+void FastEstimator::noteScaleUp(uint64_t nowNs) {
+    if (!giveBackOnTrial_) return;
+    giveBackOnTrial_ = false;
+    if (nowNs - giveBackNs_ > windowNs_) return;
+    const uint64_t maxNs =
+        kMaxUtilisationWindowScale * kUtilisationWindowGraces * params_.idleGraceNs;
+    windowNs_ = std::min(maxNs, 2 * windowNs_);
+}
+
+// The window starts at a check, whose counters are the baseline of the next differences.
+void FastEstimator::restartWindow(uint64_t nowNs) {
+    windowStartNs_ = nowNs;
+    windowGrantedNs_ = windowBusyNs_ = 0;
+    windowWaited_ = false;
 }
 
 // The next check; 0 before the first sample (sample at once).

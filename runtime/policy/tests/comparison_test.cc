@@ -7,31 +7,19 @@
 
 #include <cstdio>
 
-#include "arbrt/policy/arachne_estimator.h"
-#include "arbrt/policy/fast_estimator.h"
-#include "sim.h"
-#include "trace.h"
+#include "estimator_testing.h"
 
 namespace arbrt::policy {
 namespace {
 
-using testing::changes;
-using testing::demandOf;
-using testing::replay;
-using testing::simulate;
-using testing::traceOf;
+using namespace testing;
 
 // Both estimators with their defaults and the same limits.
 ArachneParams arachneParams() {
-    ArachneParams p;
-    p.limits = {1, 8};
-    return p;
+    return testing::arachneParams(1, 8);
 }
-
 FastParams fastParams() {
-    FastParams p;
-    p.limits = {1, 8};
-    return p;
+    return testing::fastParams(1, 8);
 }
 
 TEST(Estimators, Burst_FastReactsWithinTwoPeriodsArachneAtTheWindow) {

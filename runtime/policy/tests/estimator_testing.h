@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "arbrt/policy/arachne_estimator.h"
 #include "arbrt/policy/fast_estimator.h"
@@ -39,10 +40,11 @@ inline std::string pointsOf(CoreEstimator& estimator, std::string_view trace) {
     return decisionPoints(replay(estimator, traceOf(trace)));
 }
 
-// The changes of the count wanted on the text trace, from the count wanted before it (changes()).
+// The changes of the count wanted on the text trace after its first sample (changes(); the first
+// sample only adopts the cores it holds).
 inline std::string changesOf(CoreEstimator& estimator, std::string_view trace) {
-    const uint32_t initial = estimator.wantedCores();
-    return changes(replay(estimator, traceOf(trace)), initial);
+    const std::vector<Timed> decisions = replay(estimator, traceOf(trace));
+    return decisions.empty() ? "" : changes(decisions, decisions.front().decision.cores);
 }
 
 // The grants of a closed-loop run on the demand trace, sampled every stepNs (SimResult::grants).

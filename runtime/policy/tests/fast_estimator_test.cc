@@ -4,36 +4,29 @@
 #include <gtest/gtest.h>
 
 #include "arbrt/policy/fast_estimator.h"
-#include "sim.h"
-#include "trace.h"
+#include "estimator_testing.h"
 
 namespace arbrt::policy {
 namespace {
 
-using testing::changes;
-using testing::decisionPoints;
-using testing::demandOf;
-using testing::replay;
-using testing::simulate;
-using testing::traceOf;
+using namespace testing;
 
-// A 10 us period and a short (50 us) grace, so the traces stay short.
+// A 10 us period and a short (50 us) grace, so the traces stay short (utilisation window 200 us).
 FastParams limits(uint32_t minCores, uint32_t maxCores) {
-    FastParams p;
-    p.limits = {minCores, maxCores};
-    p.periodNs = 10'000;
-    p.idleGraceNs = 50'000;
-    return p;
+    return fastParams(minCores, maxCores, 50 * kUs);
 }
 
-// Two cores reached through one wait on core 0; core 1 then has nothing to do from 30 us.
-constexpr const char* kSecondCoreGoesIdle = R"(
+// Two cores reached through one wait on core 0 (asked for at 20 us, granted at 30 us, both busy
+// then); tests append what follows.
+const std::string kGrowToTwo = R"(
     +0          c0
     +10us       c0 busy=100% load=2 q=1              # a thread arrives and waits
     +10us       c0 busy=100% load=2 q=1 left=0       # 20 us: the same one still waits
     +10us       c0 busy=100%            c1 busy=100%  # 30 us: core 1 granted, queue drained
-    +10us x8    c0 busy=100%            c1            # core 1 idle from 30 us
 )";
+
+// Core 1 then has nothing to do from 30 us.
+const std::string kSecondCoreGoesIdle = kGrowToTwo + "+10us x8 c0 busy=100% c1\n";
 
 TEST(FastEstimator, OnSample_ThreadWaitingAcrossTwoChecksAsksOneMoreCoreAtOnce) {
     FastEstimator fast(limits(1, 4));
@@ -51,42 +44,41 @@ TEST(FastEstimator, OnSample_ThreadWaitingAcrossTwoChecksAsksOneMoreCoreAtOnce) 
 TEST(FastEstimator, OnSample_QueueThatTurnsOverIsNotCongestion) {
     // A thread waits at every check, but never the same one: each has waited less than a period.
     FastEstimator fast(limits(1, 4));
-    auto decisions = replay(fast, traceOf(R"(
+    EXPECT_EQ(changesOf(fast, R"(
         +0          c0
         +10us x5    c0 busy=100% load=2 q=1
-    )"));
-    EXPECT_EQ(changes(decisions, 1), "");
+    )"),
+              "");
 }
 
 TEST(FastEstimator, OnSample_PartlyDrainedQueueStillCountsTheOneLeft) {
     FastEstimator fast(limits(1, 4));
-    auto decisions = replay(fast, traceOf(R"(
+    EXPECT_EQ(changesOf(fast, R"(
         +0          c0
         +10us       c0 busy=100% load=3 q=2
         +10us       c0 busy=100% load=3 q=1 left=1
-    )"));
-    EXPECT_EQ(changes(decisions, 1), "20us:2(queuedAcrossChecks)");
+    )"),
+              "20us:2(queuedAcrossChecks)");
 }
 
 TEST(FastEstimator, OnSample_LateArrivalsDoNotCountAsWaitingAcross) {
     // Everything queued at 10 us left; the two waiting at 20 us arrived after 10 us.
     FastEstimator fast(limits(1, 4));
-    auto decisions = replay(fast, traceOf(R"(
+    EXPECT_EQ(changesOf(fast, R"(
         +0          c0
         +10us       c0 busy=100% load=2 q=1
         +10us       c0 busy=100% load=3 q=2 left=1
-    )"));
-    EXPECT_EQ(changes(decisions, 1), "");
+    )"),
+              "");
 }
 
 TEST(FastEstimator, OnSample_SamplesBetweenChecksAreHeld) {
     FastEstimator fast(limits(1, 4));
-    auto decisions = replay(fast, traceOf(R"(
+    // The thread queued by 2 us is seen at the check at 10 us and again at 20 us.
+    EXPECT_EQ(pointsOf(fast, R"(
         +0          c0
         +2us x20    c0 busy=100% load=2 q=1 left=0
-    )"));
-    // The thread queued by 2 us is seen at the check at 10 us and again at 20 us.
-    EXPECT_EQ(decisionPoints(decisions),
+    )"),
               "10us:1(steady) 20us:2(queuedAcrossChecks) 30us:2(queuedAcrossChecks) "
               "40us:2(queuedAcrossChecks)");
     EXPECT_EQ(fast.nextDecisionNs(), 50'000u);
@@ -94,11 +86,10 @@ TEST(FastEstimator, OnSample_SamplesBetweenChecksAreHeld) {
 
 TEST(FastEstimator, OnSample_RequestInFlightIsRepeatedNotCompounded) {
     FastEstimator fast(limits(1, 8));
-    auto decisions = replay(fast, traceOf(R"(
+    EXPECT_EQ(pointsOf(fast, R"(
         +0          c0
         +10us x5    c0 busy=100% load=3 q=2 left=0
-    )"));
-    EXPECT_EQ(decisionPoints(decisions),
+    )"),
               "10us:1(steady) 20us:2(queuedAcrossChecks) 30us:2(queuedAcrossChecks) "
               "40us:2(queuedAcrossChecks) 50us:2(queuedAcrossChecks)");
 }
@@ -107,12 +98,12 @@ TEST(FastEstimator, OnSample_ReactsWithinTwoPeriodsOfABurst) {
     // Light load, then three threads that compute: the first core comes two checks after the
     // burst starts, the next at the following check, as the queue keeps a waiting thread.
     FastEstimator fast(limits(1, 8));
-    testing::SimResult r = simulate(fast, demandOf(R"(
+    EXPECT_EQ(grantsOf(fast, R"(
         1ms   work=0.5
         1ms   work=3
-    )"),
-                                    10'000);
-    EXPECT_EQ(r.grants, "1@0 2@1.02ms 3@1.03ms");
+    )",
+                       10'000),
+              "1@0 2@1.02ms 3@1.03ms");
 }
 
 TEST(FastEstimator, OnSample_IdleCoreGivenBackAfterTheGrace) {
@@ -127,32 +118,24 @@ TEST(FastEstimator, OnSample_IdleCoreGivenBackAfterTheGrace) {
 
 TEST(FastEstimator, OnSample_ShortIdleGapsKeepTheCore) {
     FastEstimator fast(limits(1, 4));
-    auto decisions = replay(fast, traceOf(R"(
-        +0          c0
-        +10us       c0 busy=100% load=2 q=1
-        +10us       c0 busy=100% load=2 q=1 left=0
-        +10us       c0 busy=100%  c1 busy=100%
+    EXPECT_EQ(changesOf(fast, kGrowToTwo + R"(
         +10us x4    c0 busy=100%  c1
         +10us       c0 busy=100%  c1 busy=10%
         +10us x4    c0 busy=100%  c1
         +10us       c0 busy=100%  c1 busy=10%
-    )"));
-    EXPECT_EQ(changes(decisions, 1), "20us:2(queuedAcrossChecks)");
+    )"),
+              "20us:2(queuedAcrossChecks)");
 }
 
 TEST(FastEstimator, OnSample_ArrivalKeepsACoreFromBeingIdle) {
     // Nothing ran on core 1, but a thread arrived (and was stolen before it ran there).
     FastEstimator fast(limits(1, 4));
-    auto decisions = replay(fast, traceOf(R"(
-        +0          c0
-        +10us       c0 busy=100% load=2 q=1
-        +10us       c0 busy=100% load=2 q=1 left=0
-        +10us       c0 busy=100%  c1 busy=100%
+    EXPECT_EQ(changesOf(fast, kGrowToTwo + R"(
         +10us x4    c0 busy=100%  c1
         +10us       c0 busy=100%  c1 q=1
         +10us x4    c0 busy=100%  c1
-    )"));
-    EXPECT_EQ(changes(decisions, 1), "20us:2(queuedAcrossChecks)");
+    )"),
+              "20us:2(queuedAcrossChecks)");
 }
 
 TEST(FastEstimator, OnSample_IdleCoresGivenBackTogether) {
@@ -176,11 +159,7 @@ TEST(FastEstimator, OnSample_WaitingWithAnIdleCoreAsksNothing) {
     // At 50 us a thread has waited on core 0 while core 1 sat idle: core 1 could not take it, so
     // another core would not either. At 60 us core 1 is busy and the thread still waits: ask.
     FastEstimator fast(limits(1, 4));
-    auto decisions = replay(fast, traceOf(R"(
-        +0          c0
-        +10us       c0 busy=100% load=2 q=1
-        +10us       c0 busy=100% load=2 q=1 left=0
-        +10us       c0 busy=100%                    c1 busy=100%
+    auto decisions = replay(fast, traceOf(kGrowToTwo + R"(
         +10us       c0 busy=100% load=2 q=1         c1
         +10us       c0 busy=100% load=2 q=1 left=0  c1
         +10us       c0 busy=100% load=2 q=1 left=0  c1 busy=100%
@@ -193,11 +172,7 @@ TEST(FastEstimator, OnSample_IdleCoreThatCannotHelpIsGivenBackWhileThreadsWait) 
     // A thread pinned to core 0 waits there while core 1 has been idle past the grace: core 1 goes
     // back rather than drawing a third core that would idle too.
     FastEstimator fast(limits(1, 4));
-    auto decisions = replay(fast, traceOf(R"(
-        +0          c0
-        +10us       c0 busy=100% load=2 q=1
-        +10us       c0 busy=100% load=2 q=1 left=0
-        +10us       c0 busy=100%                    c1 busy=100%
+    auto decisions = replay(fast, traceOf(kGrowToTwo + R"(
         +10us x5    c0 busy=100%                    c1
         +10us x3    c0 busy=100% load=2 q=1 left=0  c1
     )"));
@@ -206,12 +181,101 @@ TEST(FastEstimator, OnSample_IdleCoreThatCannotHelpIsGivenBackWhileThreadsWait) 
               (Decision{1, 2, Reason::coreIdle, false, 1, 80'000, 50'000}));
 }
 
+// Requests every 80 us, alternately on core 0 and core 1, each running 48 us: both cores 30% busy
+// and never idle for 250 us, `blocks` times 160 us, checked every 10 us.
+std::string alternatingRequests(int blocks) {
+    std::string trace = "+0 c0 c1\n";
+    for (int i = 0; i < blocks; ++i) {
+        trace += R"(
+            +10us x4    c0 busy=100%  c1
+            +10us       c0 busy=80%   c1
+            +10us x3    c0            c1
+            +10us x4    c0            c1 busy=100%
+            +10us       c0            c1 busy=80%
+            +10us x3    c0            c1
+        )";
+    }
+    return trace;
+}
+
+TEST(FastEstimator, OnSample_FrequentShortRequestsAtLowUtilisationGiveBackACore) {
+    // Defaults: 250 us grace, so a 1 ms utilisation window. Over its first millisecond the two
+    // cores ran 0.616 cores of work: one core would run it at 62% (< 75%), and nobody waited.
+    FastEstimator fast(fastParams(1, 4));
+    auto decisions = replay(fast, traceOf(alternatingRequests(10)));
+    EXPECT_EQ(changes(decisions, 2), "1ms:1(utilisationLow)");
+    EXPECT_EQ(describe(decisions[100].decision),
+              "2 -> 1 cores: utilisation with one core fewer 0.62 < 0.75");
+}
+
+TEST(FastEstimator, OnSample_UtilisationThatOneCoreCannotTakeKeepsBothCores) {
+    // 40% on each core: one core would run 80% (not below 75%), so both stay.
+    FastEstimator fast(limits(1, 4));
+    EXPECT_EQ(changesOf(fast, R"(
+        +0          c0            c1
+        +10us x100  c0 busy=40%   c1 busy=40%
+    )"),
+              "");
+}
+
+TEST(FastEstimator, OnSample_QueueingAtLowUtilisationStillScalesUpAndKeepsItsCores) {
+    // Two cores 30% busy, but every 100 us a thread waits across two checks on core 0: the fast
+    // path asks for a third core at once, and the waits keep every window from giving one back.
+    std::string trace = "+0 c0 c1\n";
+    for (int i = 0; i < 6; ++i) {
+        trace += R"(
+            +10us x8    c0 busy=30%                     c1 busy=30%
+            +10us       c0 busy=30% load=2 q=1          c1 busy=30%
+            +10us       c0 busy=30% load=2 q=1 left=0   c1 busy=30%
+        )";
+    }
+    FastEstimator fast(limits(1, 4));
+    auto decisions = replay(fast, traceOf(trace));
+    EXPECT_EQ(changes(decisions, 2), "100us:3(queuedAcrossChecks)");
+    EXPECT_EQ(decisions.back().decision.reason, Reason::queuedAcrossChecks);
+}
+
+TEST(FastEstimator, OnSample_GiveBackFollowedByQueueingDoublesTheWindow) {
+    // 50 us grace: 200 us window. Two cores at 30% give one back at 200 us; on one core a thread
+    // then waits across two checks, so the core comes back at 220 us, within a window of the
+    // give-back: the next give-back waits a 400 us window from the regrant at 230 us.
+    FastEstimator fast(limits(1, 4));
+    EXPECT_EQ(changesOf(fast, R"(
+        +0          c0                            c1
+        +10us x20   c0 busy=30%                   c1 busy=30%
+        +10us       c0 busy=60% load=2 q=1
+        +10us       c0 busy=60% load=2 q=1 left=0
+        +10us x60   c0 busy=30%                   c1 busy=30%
+    )"),
+              "200us:1(utilisationLow) 220us:2(queuedAcrossChecks) 630us:1(utilisationLow)");
+}
+
+TEST(FastEstimator, OnSample_GiveBackThatHoldsHalvesTheWindowAgain) {
+    // As above up to the give-back at 630 us; it then holds through its 400 us window (checked at
+    // 1.04 ms), so the window is back to 200 us: after the next wait (a core asked at 1.1 ms,
+    // granted at 1.11 ms) a core goes back at 1.31 ms, not 1.51 ms.
+    FastEstimator fast(limits(1, 4));
+    EXPECT_EQ(changesOf(fast, R"(
+        +0          c0                            c1
+        +10us x20   c0 busy=30%                   c1 busy=30%
+        +10us       c0 busy=60% load=2 q=1
+        +10us       c0 busy=60% load=2 q=1 left=0
+        +10us x41   c0 busy=30%                   c1 busy=30%
+        +10us x45   c0 busy=60%
+        +10us       c0 busy=60% load=2 q=1
+        +10us       c0 busy=60% load=2 q=1 left=0
+        +10us x30   c0 busy=30%                   c1 busy=30%
+    )"),
+              "200us:1(utilisationLow) 220us:2(queuedAcrossChecks) 630us:1(utilisationLow) "
+              "1.1ms:2(queuedAcrossChecks) 1.31ms:1(utilisationLow)");
+}
+
 TEST(FastEstimator, OnSample_ClampedAtMaxAndAtMin) {
     FastEstimator atMax(limits(1, 1));
-    EXPECT_EQ(decisionPoints(replay(atMax, traceOf(R"(
+    EXPECT_EQ(pointsOf(atMax, R"(
         +0          c0
         +10us x2    c0 busy=100% load=2 q=1 left=0
-    )"))),
+    )"),
               "10us:1(steady) 20us:1(queuedAcrossChecks)!");
     FastEstimator atMin(limits(2, 4));
     auto decisions = replay(atMin, traceOf(R"(
@@ -225,17 +289,13 @@ TEST(FastEstimator, OnSample_ClampedAtMaxAndAtMin) {
 
 TEST(FastEstimator, OnSample_RegrantedCoreStartsItsIdleStreakAfresh) {
     FastEstimator fast(limits(1, 4));
-    auto decisions = replay(fast, traceOf(R"(
-        +0          c0
-        +10us       c0 busy=100% load=2 q=1
-        +10us       c0 busy=100% load=2 q=1 left=0
-        +10us       c0 busy=100%  c1 busy=100%
+    // Idle 30..70 us, away at 80 us, back at 90 us: idle again from 90 us, given back at 140 us.
+    EXPECT_EQ(changesOf(fast, kGrowToTwo + R"(
         +10us x4    c0 busy=100%  c1
         +10us       c0 busy=100%                  # core 1 reclaimed for a check
         +10us x6    c0 busy=100%  c1
-    )"));
-    // Idle 30..70 us, away at 80 us, back at 90 us: idle again from 90 us, given back at 140 us.
-    EXPECT_EQ(changes(decisions, 1), "20us:2(queuedAcrossChecks) 140us:1(coreIdle)");
+    )"),
+              "20us:2(queuedAcrossChecks) 140us:1(coreIdle)");
 }
 
 TEST(FastEstimator, OnSample_LateCheckCountsTheWholeGap) {

@@ -56,7 +56,8 @@ enum class Reason : uint8_t {
                          // count is the last one wanted (at the first sample: the cores granted)
     steady,              // a decision point that found no cause to change the count
     loadFactorHigh,      // Arachne: the window's average load factor exceeded the threshold: +1
-    utilisationLow,      // Arachne: the window's work fits in one core fewer, with hysteresis: -1
+    utilisationLow,      // Arachne, and fast over its utilisation window: the window's work
+                         // fits in one core fewer, with hysteresis (fast: margin): -1
     queuedAcrossChecks,  // fast: a runnable thread waited across two consecutive checks: +1
     coreIdle,            // fast: cores idle for the grace period are given back
 };

@@ -20,6 +20,23 @@
 //     has not run yet), so another core would sit idle too: the request waits for a check at which
 //     no core idles (or for that core to be given back). Without this, threads pinned to one core
 //     would draw cores up to maxCores and keep them;
+//   - else, utilisation give-back (n >= 2): over a window of utilisationWindowNs on an unchanged
+//   set
+//     of cores in which no thread waited across two checks, the work U = sum(busy) / sum(granted)
+//     * n would keep n - 1 cores below 1 - kGiveBackMargin (equivalently: the cores' summed idle
+//     time exceeds one whole core's plus the margin on each of the others) -> n - 1 (reason
+//     utilisationLow; measured U / (n - 1), limit 1 - kGiveBackMargin). Why: the grace rule only
+//     returns a core that idled *through* the grace, so requests arriving more often than the
+//     grace, spread over the cores, keep every core forever at any utilisation (two cores at 30%
+//     each with a request every 80 us). The window starts at kUtilisationWindowGraces idle graces
+//     (1 ms by default: a dozen such requests), restarts at each decision, each change of the
+//     cores and whenever it has run its length. The margin is wider than Arachne's 9% because
+//     the fast path asks for a core back as soon as one thread waits for a period, and at 91% of
+//     one core requests queue most of the time. A give-back that is followed by a scale-up
+//     within one window was wrong for this load (requests that spread over two cores queue on
+//     one): the window doubles, up to kMaxUtilisationWindowScale times its start (64 ms by
+//     default, Arachne's time scale), so such a load moves at most once per window; a give-back
+//     that holds for a window halves it again;
 //   - else hold the count.
 // Decisions are relative to the granted count, so checks repeated while a request is in flight
 // repeat it instead of compounding it; the result is clamped to [minCores, maxCores]. The first
@@ -38,6 +55,7 @@ namespace arbrt::policy {
 
 namespace detail {
 class CoreHistory;
+struct CoreStep;
 }
 
 // Settings of the fast estimator. A plain value; check with validate() before use.
@@ -53,6 +71,14 @@ struct FastParams {
     uint64_t periodNs = 10'000;      // [5 us, 50 ms]: Shenango checks every 5 us, Caladan 10 us
     uint64_t idleGraceNs = 250'000;  // [2 * periodNs, 60 s]
 };
+
+// The utilisation give-back's window starts at this many idle graces (1 ms by default) ...
+constexpr uint64_t kUtilisationWindowGraces = 4;
+// ... and doubles after each give-back that proved wrong, up to this many times its start.
+constexpr uint64_t kMaxUtilisationWindowScale = 64;
+// Per remaining core, the share of a core that a utilisation give-back leaves free: n - 1 cores
+// must be able to run the window's work below 75% each.
+constexpr double kGiveBackMargin = 0.25;
 
 // Why `params` cannot be used ("fast estimator: check period 1 us must be in [5 us, 50 ms] ..."),
 // or nullopt.
@@ -73,6 +99,11 @@ class FastEstimator final : public CoreEstimator {
   private:
     static constexpr uint64_t kNotIdle = ~uint64_t{0};
 
+    void addToWindow(const detail::CoreStep& step, bool waited);
+    bool giveBackOnUtilisation(uint32_t granted, uint64_t nowNs, Decision* d);
+    void noteScaleUp(uint64_t nowNs);
+    void restartWindow(uint64_t nowNs);
+
     FastParams params_;
     std::unique_ptr<detail::CoreHistory> history_;
     uint32_t wanted_;
@@ -81,6 +112,16 @@ class FastEstimator final : public CoreEstimator {
     uint64_t lastCheckNs_ = 0;
     // By core id: the check at which the core's current idle streak began, or kNotIdle.
     std::vector<uint64_t> idleSinceNs_;
+    // The utilisation give-back's window: its start, its length now (kUtilisationWindowGraces
+    // graces, doubled and halved as give-backs prove wrong or right), and its sums over the cores.
+    uint64_t windowStartNs_ = 0;
+    uint64_t windowNs_;
+    uint64_t windowGrantedNs_ = 0;
+    uint64_t windowBusyNs_ = 0;
+    bool windowWaited_ = false;  // a thread waited across two checks in the window
+    // The last utilisation give-back, while a scale-up within one window would prove it wrong.
+    bool giveBackOnTrial_ = false;
+    uint64_t giveBackNs_ = 0;
 };
 
 }  // namespace arbrt::policy
