@@ -433,9 +433,13 @@ void Arbiter::setLimits(std::optional<arbpolicy::LimitsConfig> limits) {
 
 // Recomputes the allocation and applies the difference: releases are asked for first (they take
 // time), then every core that is free and due to a process with a waiting carrier is granted.
-void Arbiter::rebalance(Clock::time_point now) {
+// Odd-core turn stamps go round through the processes; a rotating call is the only one that takes
+// an odd core from a process whose request did not change (see arbpolicy::OddCoreTurns).
+void Arbiter::rebalance(Clock::time_point now, bool rotate) {
     std::vector<arbpolicy::ProcessRequest> requests;
     arbpolicy::Grants current;
+    arbpolicy::OddCoreTurns turns;
+    turns.rotate = rotate;
     for (auto& [session, p] : processes_) {
         if (!p->hasRequest) continue;
         arbpolicy::ProcessRequest r;
@@ -445,16 +449,28 @@ void Arbiter::rebalance(Clock::time_point now) {
             std::min<uint32_t>(p->request.maxCores, static_cast<uint32_t>(p->carriers.size()));
         r.minCores = std::min(p->request.minCores, r.maxCores);
         requests.push_back(r);
+        turns.stamps[session] = p->oddCoreTurns;
         for (uint64_t id : p->carriers) {
             Carrier* c = carrierOf(id);
             if (c->state == CarrierState::kGranted) current[session].push_back(c->core);
         }
     }
-    arbpolicy::Grants desired = arbpolicy::allocate(cfg_.managed, requests, current);
+    arbpolicy::Allocation allocation =
+        arbpolicy::allocateDetailed(cfg_.managed, requests, current, turns);
+    const arbpolicy::Grants& desired = allocation.grants;
     std::set<int> assigned;
+    bool anyWaiting = false;
     for (auto& [session, p] : processes_) {
         // A re-registered process holds adopted cores before it resends its request: leave it be.
         if (!p->hasRequest) continue;
+        const arbpolicy::ProcessShare& share = allocation.shares[session];
+        if (rotate && share.holdsSharedOddCore && p->waitsForOddCore) {
+            counters_.oddCoreRotations++;
+            logf(LogLevel::kDebug, "odd core handed on to pid %d (share period)", p->peer.pid);
+        }
+        p->oddCoreTurns = share.oddCoreTurns;
+        p->waitsForOddCore = share.waitsForOddCore;
+        anyWaiting |= share.waitsForOddCore;
         std::set<int> want;
         auto d = desired.find(session);
         if (d != desired.end()) {
@@ -481,6 +497,18 @@ void Arbiter::rebalance(Clock::time_point now) {
             if (slot.owner || slot.orphanTid || p->page->isSet(core)) continue;
             grant(*p, core, now);
         }
+    }
+    armSharePeriod(anyWaiting, now);
+}
+
+// The share period runs only while some process waits for an odd core that an equal claimant
+// holds: no timer work otherwise. An armed period is kept (not pushed back) by ordinary
+// re-allocations, so a busy arbiter still rotates.
+void Arbiter::armSharePeriod(bool anyWaiting, Clock::time_point now) {
+    if (cfg_.sharePeriod <= Clock::duration::zero() || !anyWaiting) {
+        shareDeadline_.reset();
+    } else if (!shareDeadline_) {
+        shareDeadline_ = now + cfg_.sharePeriod;
     }
 }
 
@@ -533,7 +561,7 @@ void Arbiter::revoke(Process& p, Carrier& carrier, Clock::time_point now) {
 }
 
 // Release deadlines carry the grant generation, so a deadline of an earlier grant never touches a
-// later one of the same carrier.
+// later one of the same carrier. The end of a share period re-allocates with rotation.
 void Arbiter::onTimer(Clock::time_point now) {
     bool changed = false;
     while (!releaseDeadlines_.empty() && releaseDeadlines_.begin()->first <= now) {
@@ -556,7 +584,9 @@ void Arbiter::onTimer(Clock::time_point now) {
         expireOrphans();
         changed = true;
     }
-    if (changed) rebalance(now);
+    bool rotate = shareDeadline_ && *shareDeadline_ <= now;
+    if (rotate) shareDeadline_.reset();  // re-armed from now by the rotation's own rebalance
+    if (changed || rotate) rebalance(now, rotate);
 }
 
 // Re-adoption window over: threads nobody claimed leave their cores.
@@ -592,9 +622,11 @@ void Arbiter::flush() {
     backend_.flush();
 }
 
-// Earliest of the release deadlines and the re-adoption deadline, for the server's timer.
+// Earliest of the release deadlines, the re-adoption deadline and the share period, for the
+// server's timer.
 std::optional<Clock::time_point> Arbiter::nextDeadline() const {
     std::optional<Clock::time_point> next = orphanDeadline_;
+    if (shareDeadline_ && (!next || *shareDeadline_ < *next)) next = shareDeadline_;
     if (!releaseDeadlines_.empty() && (!next || releaseDeadlines_.begin()->first < *next))
         next = releaseDeadlines_.begin()->first;
     return next;

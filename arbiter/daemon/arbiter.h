@@ -48,6 +48,11 @@ struct ArbiterConfig {
     arbpolicy::Topology managed;  // the cores handed out
     std::chrono::nanoseconds releaseTimeout = std::chrono::milliseconds(10);
     std::chrono::nanoseconds readoptTimeout = std::chrono::milliseconds(2000);
+    // Odd-core time-sharing: while equal claimants of a level want a core that does not divide
+    // evenly among them, the allocation is re-run this often with the odd cores handed on to the
+    // claimant that had one least recently (arbpolicy::OddCoreTurns). Zero: never (the holder keeps
+    // it, the old stable behaviour).
+    std::chrono::nanoseconds sharePeriod = std::chrono::milliseconds(100);
     std::optional<arbpolicy::LimitsConfig> limits;
     std::string procRoot = "/proc";
     uint64_t epoch = 0;  // distinguishes arbiter instances
@@ -108,6 +113,8 @@ class Arbiter {
         std::unique_ptr<ReleasePage> page;
         std::set<uint64_t> carriers;
         std::map<int, Clock::time_point> dueSince;  // cores allocated but not yet granted
+        arbpolicy::TurnStamps oddCoreTurns{};       // from the last allocation, fed to the next one
+        bool waitsForOddCore = false;               // in the last allocation
     };
     struct CoreSlot {
         uint64_t owner = 0;   // carrier holding it (kGranted/kReleasing), 0 when free
@@ -126,7 +133,9 @@ class Arbiter {
     void releaseDone(Carrier& carrier, const arbproto::ReleaseDone& m, Clock::time_point now);
     void fail(ConnId conn, arbproto::ErrorCode code, const std::string& why);
 
-    void rebalance(Clock::time_point now);
+    // Recomputes the allocation; `rotate` hands the odd cores on (end of a share period).
+    void rebalance(Clock::time_point now, bool rotate = false);
+    void armSharePeriod(bool anyWaiting, Clock::time_point now);
     bool grant(Process& p, int core, Clock::time_point now);
     void revoke(Process& p, Carrier& carrier, Clock::time_point now);
     void freeCore(int core);
@@ -151,6 +160,7 @@ class Arbiter {
     std::map<int, CoreSlot> cores_;
     Deadlines releaseDeadlines_;
     std::optional<Clock::time_point> orphanDeadline_;
+    std::optional<Clock::time_point> shareDeadline_;  // armed only while some process waits
     std::vector<uint64_t> toUnmanage_;  // carriers released cooperatively, moved out in flush()
     std::set<int> backendGranted_;      // what the unmanaged set currently excludes
     bool grantedDirty_ = false;

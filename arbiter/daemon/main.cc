@@ -99,6 +99,7 @@ int main(int argc, char** argv) {
     config.managed = settings.managed;
     config.releaseTimeout = settings.releaseTimeout;
     config.readoptTimeout = settings.readoptTimeout;
+    config.sharePeriod = settings.sharePeriod;
     config.limits = settings.limits;
     config.procRoot = options.procRoot;
     config.epoch = randomEpoch();

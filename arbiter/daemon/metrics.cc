@@ -96,6 +96,9 @@ std::string renderMetrics(const Counters& c, const Gauges& g) {
            "Requests reduced by the configured limits.", c.clampedRequests);
     metric(&out, "arbiter_adopted_carriers_total", "counter",
            "Carriers re-adopted after an arbiter restart.", c.adoptedCarriers);
+    metric(&out, "arbiter_odd_core_rotations_total", "counter",
+           "Odd cores handed on to another process of the same priority (--share-period).",
+           c.oddCoreRotations);
     out +=
         "# HELP arbiter_demand_cores Cores requested, per priority level (0 = highest).\n"
         "# TYPE arbiter_demand_cores gauge\n";

@@ -50,6 +50,7 @@ struct Counters {
     uint64_t backendErrors = 0;
     uint64_t clampedRequests = 0;
     uint64_t adoptedCarriers = 0;
+    uint64_t oddCoreRotations = 0;  // odd cores handed to another equal claimant at a share period
     Histogram grantLatency;
     Histogram releaseLatency;  // cooperative releases: asked (revoke) to RELEASE_DONE
     RecentQuantiles recentReleaseLatency;

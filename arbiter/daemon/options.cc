@@ -108,6 +108,12 @@ int parseOptions(int argc, char** argv, Options* o) {
                    "crashed one left them")
         ->check(CLI::Range(0, 600000))
         ->capture_default_str();
+    app.add_option("--share-period", o->sharePeriodMs,
+                   "Milliseconds between hand-overs of a core that does not divide evenly among "
+                   "processes of the same priority (e.g. 3 cores, 2 processes asking for 3: the "
+                   "third core takes turns); 0 = never, the process holding it keeps it")
+        ->check(CLI::Range(0, 60000))
+        ->capture_default_str();
     app.add_option("--sysfs-root", o->sysfsRoot, "Where sysfs is (topology)")
         ->capture_default_str();
     app.add_option("--proc-root", o->procRoot, "Where procfs is")->capture_default_str();
@@ -180,6 +186,7 @@ bool resolveOptions(const Options& o, Sys& sys, Settings* s, std::string* error)
     }
     s->releaseTimeout = std::chrono::milliseconds(o.releaseTimeoutMs);
     s->readoptTimeout = std::chrono::milliseconds(o.readoptTimeoutMs);
+    s->sharePeriod = std::chrono::milliseconds(o.sharePeriodMs);
     s->socketPath = o.socketPath;
     if (!o.socketGroup.empty()) {
         group* g = getgrnam(o.socketGroup.c_str());

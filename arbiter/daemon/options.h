@@ -28,6 +28,7 @@ struct Options {
     bool adoptAll = false;
     std::string socketGroup;
     int readoptTimeoutMs = 2000;
+    int sharePeriodMs = 100;
     std::string sysfsRoot = "/sys";
     std::string procRoot = "/proc";
 };
@@ -42,6 +43,7 @@ struct Settings {
     std::optional<arbpolicy::LimitsConfig> limits;
     std::chrono::milliseconds releaseTimeout{10};
     std::chrono::milliseconds readoptTimeout{2000};
+    std::chrono::milliseconds sharePeriod{100};  // 0 = odd cores are never time-shared
     std::string socketPath;
     int socketGroup = -1;
     std::string metricsPath, metricsAddr;

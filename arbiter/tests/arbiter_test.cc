@@ -99,8 +99,10 @@ class ArbiterTest : public ::testing::Test {
     void TearDown() override {
         for (auto& [conn, page] : pages_) munmap(const_cast<arbproto::SharedPage*>(page), 4096);
     }
-    void startArbiter(std::vector<int> cores, std::optional<arbpolicy::LimitsConfig> limits = {}) {
+    void startArbiter(std::vector<int> cores, std::optional<arbpolicy::LimitsConfig> limits = {},
+                      std::chrono::nanoseconds sharePeriod = ArbiterConfig{}.sharePeriod) {
         ArbiterConfig config;
+        config.sharePeriod = sharePeriod;
         for (int c : cores) config.managed.cpus.push_back({c, c, 0});
         config.procRoot = proc_;
         config.limits = std::move(limits);
@@ -198,6 +200,66 @@ class ArbiterTest : public ::testing::Test {
     const arbproto::Granted* granted(ConnId carrierConn) {
         return transport_.last<arbproto::Granted>(carrierConn);
     }
+    // A tenant for the share-period tests: pid with `carriers` carriers (tids pid+1...), all
+    // blocked, asking for `cores` at `level`.
+    struct Tenant {
+        pid_t pid;
+        ConnId session;
+        std::vector<ConnId> carriers;
+    };
+    Tenant tenant(pid_t pid, int carriers, int level, uint32_t cores, Clock::time_point at) {
+        std::vector<pid_t> tids;
+        for (int i = 1; i <= carriers; i++) tids.push_back(pid + i);
+        addProcess(pid, tids);
+        Tenant t{pid, hello(pid), {}};
+        for (pid_t tid : tids) t.carriers.push_back(carrier(t.session, pid, tid));
+        request(t.session, level, cores, 0, UINT32_MAX, at);
+        return t;
+    }
+    // What a well-behaved client does: every carrier of `t` asked to give its core back
+    // acknowledges and blocks again. Returns how many did.
+    int releaseAsAsked(const Tenant& t, Clock::time_point at) {
+        int n = 0;
+        for (ConnId c : t.carriers) {
+            const arbproto::Granted* g = granted(c);
+            bool holds = g && transport_.count<arbproto::Granted>(c) > released_[c];
+            if (!holds || !releaseAsked(t.session, g->core)) continue;
+            released_[c]++;
+            send(c, arbproto::ReleaseDone{g->core, g->generation}, at);
+            send(c, arbproto::Block{}, at);
+            n++;
+        }
+        return n;
+    }
+    int releaseAsAsked(const std::vector<Tenant>& tenants, Clock::time_point at) {
+        int n = 0;
+        for (const Tenant& t : tenants) n += releaseAsAsked(t, at);
+        return n;
+    }
+    // Cores held per tenant (pending releases included), and every managed core held once.
+    std::map<pid_t, size_t> holdings(const std::vector<Tenant>& tenants) {
+        std::map<pid_t, size_t> out;
+        for (const Tenant& t : tenants) out[t.pid] = statusOf(t.pid).granted.size();
+        return out;
+    }
+    // Runs `periods` share periods of `period` from `start`, each followed by the clients'
+    // releases 1 ms later. Returns, per tenant, in how many periods it held `oddHolding` cores.
+    std::map<pid_t, int> runPeriods(const std::vector<Tenant>& tenants, Clock::time_point start,
+                                    std::chrono::milliseconds period, int periods,
+                                    size_t oddHolding) {
+        std::map<pid_t, int> held;
+        for (int k = 1; k <= periods; k++) {
+            Clock::time_point tick = start + k * period;
+            EXPECT_EQ(arbiter_->nextDeadline(), tick) << "period " << k;
+            arbiter_->onTimer(tick);
+            arbiter_->flush();
+            releaseAsAsked(tenants, tick + 1ms);
+            for (auto [pid, n] : holdings(tenants)) held[pid] += n == oddHolding;
+            for (const Tenant& t : tenants)
+                EXPECT_TRUE(statusOf(t.pid).pendingReleases.empty()) << "period " << k;
+        }
+        return held;
+    }
 
     arbtest::TempDir dir_;
     std::string proc_;
@@ -209,6 +271,7 @@ class ArbiterTest : public ::testing::Test {
     ConnId next_ = 100;
     std::map<ConnId, uint64_t> sessions_;
     std::map<ConnId, const arbproto::SharedPage*> pages_;
+    std::map<ConnId, int> released_;  // per carrier: grants it has given back (releaseAsAsked)
 };
 
 TEST_F(ArbiterTest, Grant_IdleCoreGoesToWaitingCarrierAfterTheMove) {
@@ -500,6 +563,95 @@ TEST_F(ArbiterTest, Metrics_ExposeTheRequiredSeries) {
           "arbiter_demand_cores{priority=\"2\"} 1", "arbiter_grant_latency_seconds_count 1",
           "arbiter_grant_latency_seconds_bucket{le=\"+Inf\"} 1", "arbiter_granted_cores 1"})
         EXPECT_NE(text.find(name), std::string::npos) << name << "\n" << text;
+}
+
+TEST_F(ArbiterTest, SharePeriod_OddCoreAlternatesBetweenTwoEqualTenants) {
+    // Three cores, two batch tenants at priority 7 asking for three: the odd core is handed over
+    // every period through the cooperative release path.
+    startArbiter({1, 2, 3}, {}, 100ms);
+    std::vector<Tenant> t = {tenant(600, 3, 7, 3, t0_), tenant(700, 3, 7, 3, t0_)};
+    EXPECT_EQ(releaseAsAsked(t, t0_), 1);  // 600 had all three until 700 came
+    EXPECT_EQ(holdings(t), (std::map<pid_t, size_t>{{600, 2}, {700, 1}}));
+    uint64_t releasesBefore = arbiter_->counters().releases;
+    std::map<pid_t, int> held = runPeriods(t, t0_, 100ms, 20, 2);
+    EXPECT_EQ(held, (std::map<pid_t, int>{{600, 10}, {700, 10}}));
+    EXPECT_EQ(arbiter_->counters().oddCoreRotations, 20u);
+    EXPECT_EQ(arbiter_->counters().releases - releasesBefore, 20u);  // one release per rotation
+    EXPECT_EQ(arbiter_->counters().forcedReclaims, 0u);
+    EXPECT_NE(arbiter_->metricsText().find("arbiter_odd_core_rotations_total 20"),
+              std::string::npos);
+}
+
+TEST_F(ArbiterTest, SharePeriod_ThreeTenantsTakeTurnsAndAHigherLevelIsUntouched) {
+    // Five cores: a priority-2 tenant takes one; three priority-7 tenants share four (one odd).
+    startArbiter({1, 2, 3, 4, 5}, {}, 50ms);
+    Tenant server = tenant(500, 2, 2, 1, t0_);
+    ASSERT_EQ(statusOf(500).granted.size(), 1u);
+    const std::vector<int> serverCores = statusOf(500).granted;
+    std::vector<Tenant> batch = {tenant(600, 4, 7, 4, t0_), tenant(700, 4, 7, 4, t0_),
+                                 tenant(800, 4, 7, 4, t0_)};
+    releaseAsAsked(batch, t0_);
+    std::map<pid_t, int> held = runPeriods(batch, t0_, 50ms, 30, 2);
+    EXPECT_EQ(held, (std::map<pid_t, int>{{600, 10}, {700, 10}, {800, 10}}));
+    EXPECT_EQ(statusOf(500).granted, serverCores);
+    EXPECT_EQ(transport_.count<arbproto::Granted>(server.carriers[0]) +
+                  transport_.count<arbproto::Granted>(server.carriers[1]),
+              1);
+    EXPECT_EQ(releaseAsAsked(server, t0_ + 2s), 0);
+}
+
+TEST_F(ArbiterTest, SharePeriod_ZeroKeepsTheHolderForever) {
+    startArbiter({1, 2, 3}, {}, 0ms);
+    std::vector<Tenant> t = {tenant(600, 3, 7, 3, t0_), tenant(700, 3, 7, 3, t0_)};
+    releaseAsAsked(t, t0_);
+    EXPECT_EQ(arbiter_->nextDeadline(), std::nullopt);
+    uint64_t grants = arbiter_->counters().grants;
+    for (int k = 1; k <= 20; k++) {
+        arbiter_->onTimer(t0_ + k * 100ms);
+        EXPECT_EQ(releaseAsAsked(t, t0_ + k * 100ms), 0);
+        EXPECT_EQ(holdings(t), (std::map<pid_t, size_t>{{600, 2}, {700, 1}}));
+    }
+    EXPECT_EQ(arbiter_->counters().grants, grants);
+    EXPECT_EQ(arbiter_->counters().oddCoreRotations, 0u);
+}
+
+TEST_F(ArbiterTest, SharePeriod_NoTimerWithoutAnOddCoreToShare) {
+    startArbiter({1, 2, 3, 4}, {}, 100ms);
+    // Even split: nothing to share.
+    std::vector<Tenant> t = {tenant(600, 3, 7, 3, t0_), tenant(700, 3, 7, 3, t0_)};
+    releaseAsAsked(t, t0_);
+    EXPECT_EQ(holdings(t), (std::map<pid_t, size_t>{{600, 2}, {700, 2}}));
+    EXPECT_EQ(arbiter_->nextDeadline(), std::nullopt);
+    // A third tenant makes four cores uneven among three: the period starts...
+    Tenant third = tenant(800, 3, 7, 3, t0_ + 1ms);
+    t.push_back(third);
+    releaseAsAsked(t, t0_ + 1ms);
+    EXPECT_EQ(arbiter_->nextDeadline(), t0_ + 1ms + 100ms);
+    // ...and stops when it leaves again.
+    send(third.session, arbproto::Goodbye{}, t0_ + 2ms);
+    EXPECT_EQ(arbiter_->nextDeadline(), std::nullopt);
+    // Different priorities never share: a higher level's tenant takes all four, and the others
+    // have nothing to take turns with.
+    tenant(900, 4, 0, 4, t0_ + 3ms);
+    t.pop_back();
+    releaseAsAsked(t, t0_ + 3ms);
+    EXPECT_EQ(statusOf(900).granted.size(), 4u);
+    EXPECT_EQ(arbiter_->nextDeadline(), std::nullopt);
+}
+
+TEST_F(ArbiterTest, SharePeriod_PeriodIsNotPushedBackByOtherEvents) {
+    startArbiter({1, 2, 3}, {}, 100ms);
+    std::vector<Tenant> t = {tenant(600, 3, 7, 3, t0_), tenant(700, 3, 7, 3, t0_)};
+    releaseAsAsked(t, t0_);
+    ASSERT_EQ(arbiter_->nextDeadline(), t0_ + 100ms);
+    request(t[0].session, 7, 3, 0, UINT32_MAX, t0_ + 50ms);  // same request again: a rebalance
+    EXPECT_EQ(arbiter_->nextDeadline(), t0_ + 100ms);
+    arbiter_->onTimer(t0_ + 99ms);  // early: nothing moves
+    EXPECT_EQ(releaseAsAsked(t, t0_ + 99ms), 0);
+    arbiter_->onTimer(t0_ + 100ms);
+    EXPECT_EQ(releaseAsAsked(t, t0_ + 100ms), 1);
+    EXPECT_EQ(holdings(t), (std::map<pid_t, size_t>{{600, 1}, {700, 2}}));
+    EXPECT_EQ(arbiter_->nextDeadline(), t0_ + 200ms);
 }
 
 TEST_F(ArbiterTest, Stop_MovesCarriersOffAndStopsTheBackend) {

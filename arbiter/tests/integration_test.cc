@@ -348,10 +348,11 @@ TEST_F(IntegrationTest, Daemon_SecondInstanceOnTheSameSocketIsRefused) {
 TEST_F(IntegrationTest, Daemon_BadOptionsExitTwoWithOneLine) {
     std::string base = std::string(ARBITER_BIN) + " --socket " + socket_ +
                        " --backend fake --cgroup-root " + root_ + " ";
-    for (std::string bad : {"--reserve 0", "--reserve x", "--cpus abc", "--cpus 0-4 --reserve 5",
-                            "--release-timeout 0", "--metrics 10.0.0.1:80",
-                            "--metrics localhost:99999", "--log-level loud", "--backend nope",
-                            "--frobnicate", "--config /nonexistent", "--cpus 0-5000"}) {
+    for (std::string bad :
+         {"--reserve 0", "--reserve x", "--cpus abc", "--cpus 0-4 --reserve 5",
+          "--release-timeout 0", "--metrics 10.0.0.1:80", "--metrics localhost:99999",
+          "--log-level loud", "--backend nope", "--frobnicate", "--config /nonexistent",
+          "--cpus 0-5000", "--share-period -1", "--share-period 1s"}) {
         std::string out;
         EXPECT_EQ(arbtest::runCommand(base + bad, &out), 2) << bad << ": " << out;
         EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << bad << ": " << out;
@@ -360,9 +361,9 @@ TEST_F(IntegrationTest, Daemon_BadOptionsExitTwoWithOneLine) {
     std::string out;
     EXPECT_EQ(arbtest::runCommand(std::string(ARBITER_BIN) + " --backend fake", &out), 2);
     EXPECT_EQ(arbtest::runCommand(std::string(ARBITER_BIN) + " --help", &out), 0);
-    for (const char* option :
-         {"--socket", "--backend", "--cgroup-root", "--cpus", "--reserve", "--config",
-          "--release-timeout", "--metrics", "--log-level", "--adopt-all-processes"})
+    for (const char* option : {"--socket", "--backend", "--cgroup-root", "--cpus", "--reserve",
+                               "--config", "--release-timeout", "--metrics", "--log-level",
+                               "--adopt-all-processes", "--share-period"})
         EXPECT_NE(out.find(option), std::string::npos) << option;
     EXPECT_FALSE(std::filesystem::exists(socket_));
 }

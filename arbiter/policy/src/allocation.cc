@@ -23,7 +23,7 @@ std::vector<ProcessKey> requestKeys(const std::vector<ProcessRequest>& requests)
 // Counting only sees how many cpus each process validly holds (for tie-breaks); placement sees
 // which ones. Keys, slots and shares are all in key order.
 Allocation allocateDetailed(const Topology& managed, const std::vector<ProcessRequest>& requests,
-                            const Grants& current) {
+                            const Grants& current, const OddCoreTurns& turns) {
     const detail::MachineIndex machine(managed);
     const std::vector<ProcessKey> keys = requestKeys(requests);
     detail::Placer placer(machine, keys);
@@ -31,7 +31,7 @@ Allocation allocateDetailed(const Topology& managed, const std::vector<ProcessRe
     std::map<ProcessKey, uint32_t> held;
     for (size_t i = 0; i < keys.size(); ++i) held.emplace_hint(held.end(), keys[i], heldCounts[i]);
     Allocation allocation;
-    allocation.shares = computeShares(static_cast<uint32_t>(machine.cpus()), requests, held);
+    allocation.shares = computeShares(static_cast<uint32_t>(machine.cpus()), requests, held, turns);
     std::vector<uint32_t> targets;
     targets.reserve(keys.size());
     for (const auto& [key, share] : allocation.shares) targets.push_back(share.total);

@@ -56,28 +56,65 @@ using Grants = std::map<ProcessKey, std::vector<int>>;
 Grants allocate(const Topology& managed, const std::vector<ProcessRequest>& requests,
                 const Grants& current);
 
+// Per priority level, when a process last began a turn with one of the level's odd cores (see
+// OddCoreTurns); 0 = never. Larger is more recent.
+using TurnStamps = std::array<uint64_t, kPriorityLevels>;
+
+// Time-sharing of odd cores: where a level's cores do not divide evenly among the processes that
+// want more than the even share (the "equal claimants"), the extra cores go one each to some of
+// them. Which ones is decided by the holdings and by these turn stamps. A plain value, built by the
+// caller (the daemon keeps the stamps a previous call returned in ProcessShare::oddCoreTurns).
+//
+// - rotate == false (every ordinary re-allocation): processes already holding more keep the odd
+//   cores; among equal holdings the most recent turn goes first (the process whose turn it is keeps
+//   it while its predecessor is still giving the core back), then the smaller key. The counts are
+//   those of the plain stable rule whenever holdings differ or no stamps are given.
+// - rotate == true (the daemon's share period ended): the least recent turn goes first (0 = never
+//   had one), then the process holding less, then the smaller key. Repeated, this hands the odd
+//   cores round-robin through the equal claimants.
+//
+// A process starts a turn when it is given a shared odd core: always when rotating, otherwise only
+// when it did not hold one at that level already. Starting a turn sets its stamp at that level to a
+// fresh one, larger than every stamp passed in, in the order the processes were chosen; all other
+// stamps are returned unchanged.
+//
+// Neither mode changes how many cores a level gets, what a process asking no more than the even
+// share gets, or that a process reaching its minimum only with an odd core gets one first.
+struct OddCoreTurns {
+    std::map<ProcessKey, TurnStamps> stamps;  // absent = all 0
+    bool rotate = false;
+};
+
 // How many cores one process gets, per level (what allocate() decided before placing them). A plain
 // value.
 struct ProcessShare {
     std::array<uint32_t, kPriorityLevels> perLevel{};  // cores granted at each priority level
     uint32_t total = 0;                                // sum of perLevel
     bool belowMinimum = false;  // it could not get its minCores, so it gets none
+    // It holds an odd core that an equal claimant at the same level also wants (so it is shared in
+    // turn), resp. it is such an equal claimant without one. Some process waits exactly when a
+    // rotation (OddCoreTurns::rotate) would move an odd core.
+    bool holdsSharedOddCore = false;
+    bool waitsForOddCore = false;
+    TurnStamps oddCoreTurns{};  // stamps after this call: pass them to the next one
 };
 using Shares = std::map<ProcessKey, ProcessShare>;
 
 // The counting half of allocate(): `capacity` cores among `requests`. `held[key]` is how many cpus
 // the process holds now; it only breaks ties (when cores cannot be split evenly the extra ones go
 // to processes that already hold more at this level, then to smaller keys), which is what makes
-// allocate() stable. Exposed for tests and for status output.
+// allocate() stable. `turns` changes who gets the odd cores (see OddCoreTurns); the default keeps
+// the stable rule. Exposed for tests and for status output.
 Shares computeShares(uint32_t capacity, const std::vector<ProcessRequest>& requests,
-                     const std::map<ProcessKey, uint32_t>& held);
+                     const std::map<ProcessKey, uint32_t>& held, const OddCoreTurns& turns = {});
 
-// allocate() together with the shares it placed. A plain value.
+// allocate() together with the shares it placed, with odd-core turns (see OddCoreTurns); with the
+// default turns the grants equal allocate()'s. A plain value.
 struct Allocation {
     Grants grants;
     Shares shares;
 };
 Allocation allocateDetailed(const Topology& managed, const std::vector<ProcessRequest>& requests,
-                            const Grants& current);
+                            const Grants& current, const OddCoreTurns& turns = {});
 
 }  // namespace arbpolicy

@@ -1,0 +1,98 @@
+// core-arbiter's command line parsed and resolved in-process (parseOptions, resolveOptions): the
+// --share-period option's default, accepted values and errors. The other options are covered end
+// to end by the integration tests (Daemon_BadOptionsExitTwoWithOneLine).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "log.h"
+#include "options.h"
+#include "test_support.h"
+
+namespace arbd {
+namespace {
+
+using namespace std::chrono_literals;
+
+// argv for parseOptions from strings (CLI11 does not modify them; argv is char** by convention).
+class Argv {
+  public:
+    explicit Argv(std::vector<std::string> args) : args_(std::move(args)) {
+        args_.insert(args_.begin(), "core-arbiter");
+        for (auto& a : args_) pointers_.push_back(a.data());
+        pointers_.push_back(nullptr);
+    }
+    int argc() const { return static_cast<int>(args_.size()); }
+    char** argv() { return pointers_.data(); }
+
+  private:
+    std::vector<std::string> args_;
+    std::vector<char*> pointers_;
+};
+
+class OptionsTest : public ::testing::Test {
+  protected:
+    void SetUp() override { setLogLevel(LogLevel::kError); }
+    // Parses args (after a fake-backend base) and resolves them; returns the parse status (-1 = go
+    // on) and, on -1, fills settings (failing the test when resolving fails).
+    int parse(std::vector<std::string> args, Settings* settings, std::string* errors = nullptr) {
+        args.insert(args.begin(), {"--backend", "fake", "--cgroup-root", dir_ / "cg", "--cpus",
+                                   "0-3", "--socket", dir_ / "sock"});
+        Argv argv(args);
+        Options options;
+        ::testing::internal::CaptureStderr();
+        int status = parseOptions(argv.argc(), argv.argv(), &options);
+        std::string err = ::testing::internal::GetCapturedStderr();
+        if (errors) *errors = err;
+        if (status != -1) return status;
+        std::string why;
+        EXPECT_TRUE(resolveOptions(options, *sys_, settings, &why)) << why;
+        return status;
+    }
+    arbtest::TempDir dir_;
+    std::unique_ptr<Sys> sys_ = makeRealSys();
+};
+
+TEST_F(OptionsTest, SharePeriod_DefaultsToOneHundredMilliseconds) {
+    Settings s;
+    ASSERT_EQ(parse({}, &s), -1);
+    EXPECT_EQ(s.sharePeriod, 100ms);
+}
+
+TEST_F(OptionsTest, SharePeriod_AcceptsZeroAndMilliseconds) {
+    Settings s;
+    ASSERT_EQ(parse({"--share-period", "0"}, &s), -1);
+    EXPECT_EQ(s.sharePeriod, 0ms);
+    ASSERT_EQ(parse({"--share-period", "250"}, &s), -1);
+    EXPECT_EQ(s.sharePeriod, 250ms);
+    ASSERT_EQ(parse({"--share-period=60000"}, &s), -1);
+    EXPECT_EQ(s.sharePeriod, 60000ms);
+}
+
+TEST_F(OptionsTest, SharePeriod_BadValuesAreOneLineErrors) {
+    for (std::string bad : {"-1", "60001", "abc", "1.5", "", "100ms"}) {
+        Settings s;
+        std::string errors;
+        EXPECT_EQ(parse({"--share-period", bad}, &s, &errors), 2) << bad;
+        EXPECT_EQ(errors.rfind("core-arbiter: ", 0), 0u) << bad << ": " << errors;
+        EXPECT_NE(errors.find("--share-period"), std::string::npos) << bad << ": " << errors;
+        EXPECT_EQ(std::count(errors.begin(), errors.end(), '\n'), 1) << bad << ": " << errors;
+    }
+    std::string errors;
+    Settings s;
+    EXPECT_EQ(parse({"--share-period"}, &s, &errors), 2);
+    EXPECT_NE(errors.find("--share-period"), std::string::npos) << errors;
+}
+
+TEST_F(OptionsTest, Help_DocumentsSharePeriod) {
+    Argv argv({"--help"});
+    Options options;
+    ::testing::internal::CaptureStdout();
+    EXPECT_EQ(parseOptions(argv.argc(), argv.argv(), &options), 0);
+    std::string help = ::testing::internal::GetCapturedStdout();
+    EXPECT_NE(help.find("--share-period"), std::string::npos) << help;
+    EXPECT_NE(help.find("0 = never"), std::string::npos) << help;
+}
+
+}  // namespace
+}  // namespace arbd
