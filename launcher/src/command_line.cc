@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <charconv>
 #include <optional>
+#include <span>
 
 #include "help_text.h"
 
@@ -23,8 +24,26 @@ using arbconfig::Config;
 // option and the accepted form.
 using ValueParser = bool (*)(std::string_view text, Invocation* invocation, std::string* error);
 
-// One value-taking option: its CLI11 handle, how messages name it, the form quoted when its value
-// is missing, and its parser.
+// One value-taking option as the tables below declare it. Descriptions are wrapped by hand:
+// CLI11 2.1 indents but does not wrap.
+struct ValueSpec {
+    const char* name;             // CLI11's names ("-n,--runs")
+    const char* typeName;         // the value's name in --help
+    std::string_view form;        // quoted when the value is missing
+    ValueParser parse;            // validates and applies one value
+    const char* description;      // --help text
+    const char* label = nullptr;  // how messages name it; nullptr: CLI11's name ("--runs")
+};
+
+// One flag: it sets a bool of the Config and takes no value.
+struct FlagSpec {
+    const char* name;
+    bool Config::*field;
+    const char* description;
+};
+
+// One registered value option: its CLI11 handle, how messages name it, the form quoted when its
+// value is missing, and its parser.
 struct ValueOption {
     CLI::Option* option;
     std::string label;
@@ -40,7 +59,7 @@ struct Options {
     CLI::App app{"", "arbrun"};
     std::vector<ValueOption> values;  // values are applied option by option, in this order
     CLI::Option* arbiter = nullptr;
-    bool standalone = false, stats = false, verbose = false, explainClasses = false;
+    Config flags;  // only the kRunFlags fields are used: CLI11 sets them while parsing
 };
 
 // How messages and help name the command ("arbrun ab").
@@ -79,155 +98,133 @@ bool parseRuns(std::string_view text, Invocation* invocation, std::string* error
     return true;
 }
 
-// Each value option keeps every occurrence (TakeAll) so each is validated: every --class is a
-// rule; for the other options the last one wins, as with most Unix tools.
-void addValueOption(Options* o, const char* name, const char* typeName, std::string_view form,
-                    ValueParser parse, const std::string& description) {
-    CLI::Option* option = o->app.add_option(name, description)
-                              ->type_name(typeName)
-                              ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-    o->values.push_back({option, option->get_name(), form, parse});
+// Most options set Config fields through the arbconfig parser of the same name, so the launcher
+// and the preload library (ARBRUN_*) accept exactly the same values.
+template <bool (*Parse)(std::string_view, Config*, std::string*)>
+bool intoConfig(std::string_view text, Invocation* invocation, std::string* error) {
+    return Parse(text, &invocation->config, error);
+}
+
+// Every --class is one more rule, in command-line order (the first matching rule wins).
+bool parseClassOption(std::string_view text, Invocation* invocation, std::string* error) {
+    return arbconfig::parseClassRule(text, &invocation->config.classRules.emplace_back(), error);
+}
+
+// --default-class sets a ThreadClass, not a whole Config.
+bool parseDefaultClassOption(std::string_view text, Invocation* invocation, std::string* error) {
+    return arbconfig::parseThreadClass(text, &invocation->config.defaultClass, error);
 }
 
 // --arbiter, shared by every subcommand; the description says what it is for in each.
-void addArbiterOption(Options* o, const std::string& description) {
-    addValueOption(
-        o, "--arbiter", "PATH", arbconfig::kArbiterForm,
-        [](std::string_view v, Invocation* inv, std::string* e) {
-            return arbconfig::parseArbiterPath(v, &inv->config, e);
-        },
-        description);
-    o->arbiter = o->values.back().option;
+constexpr ValueSpec arbiterOption(const char* description) {
+    return {"--arbiter", "PATH", arbconfig::kArbiterForm, intoConfig<arbconfig::parseArbiterPath>,
+            description};
 }
 
-// The core estimator and its settings (arbiter mode: the request follows the estimate within
-// --cores MIN:MAX).
-void registerEstimatorOptions(Options* o) {
-    addValueOption(
-        o, "--estimator", "NAME", arbconfig::kEstimatorForm,
-        [](std::string_view v, Invocation* inv, std::string* e) {
-            return arbconfig::parseEstimator(v, &inv->config, e);
-        },
-        "How the process estimates the cores it needs (with an arbiter):\n"
-        "  arachne  per-core utilisation and load factor over a window: one\n"
-        "           core more when the load factor exceeds --load-factor, one\n"
-        "           less when the work fits with --hysteresis to spare\n"
-        "  fast     a thread that waited across two checks (--check-period)\n"
-        "           asks for a core at once; a core idle for --idle-grace is\n"
-        "           given back. Default arachne");
-    addValueOption(
-        o, "--load-factor", "X", arbconfig::kLoadFactorForm,
-        [](std::string_view v, Invocation* inv, std::string* e) {
-            return arbconfig::parseLoadFactor(v, &inv->config, e);
-        },
-        "arachne: scale up above this average load factor. Default 1.5");
-    addValueOption(
-        o, "--hysteresis", "PCT", arbconfig::kHysteresisForm,
-        [](std::string_view v, Invocation* inv, std::string* e) {
-            return arbconfig::parseHysteresis(v, &inv->config, e);
-        },
-        "arachne: scale down only when the work fits in one core fewer\n"
-        "with this much utilisation to spare. Default 9");
-    addValueOption(
-        o, "--window", "MS", arbconfig::kWindowForm,
-        [](std::string_view v, Invocation* inv, std::string* e) {
-            return arbconfig::parseWindow(v, &inv->config, e);
-        },
-        "arachne: measurement window, one decision per window. Default 50");
-    addValueOption(
-        o, "--check-period", "US", arbconfig::kCheckPeriodForm,
-        [](std::string_view v, Invocation* inv, std::string* e) {
-            return arbconfig::parseCheckPeriod(v, &inv->config, e);
-        },
-        "fast: how often queues are checked. Default 10");
-    addValueOption(
-        o, "--idle-grace", "US", arbconfig::kIdleGraceForm,
-        [](std::string_view v, Invocation* inv, std::string* e) {
-            return arbconfig::parseIdleGrace(v, &inv->config, e);
-        },
-        "fast: a core idle this long is given back. Default 250");
+// The value options of running a program (arbrun and arbrun ab), in --help order.
+constexpr ValueSpec kRunValueOptions[] = {
+    {"--cores", "N|MIN:MAX", arbconfig::kCoresForm, intoConfig<arbconfig::parseCores>,
+     "Cores the process may hold: N exactly N; MIN:MAX a range the core\n"
+     "policy moves within; MIN: at least MIN, at most one per CPU in\n"
+     "arbrun's affinity mask. 1 <= MIN <= MAX <= 256. Default 1:"},
+    {"--priority", "0-7", arbconfig::kPriorityForm, intoConfig<arbconfig::parsePriority>,
+     "Priority at the core arbiter: 0 highest, 7 lowest. Default 3"},
+    {"--time-slice", "US", arbconfig::kTimeSliceForm, intoConfig<arbconfig::parseTimeSlice>,
+     "How long a thread may compute without calling anything while\n"
+     "others wait for its core, before it is preempted (at a safe point:\n"
+     "never inside libc or arbrun). Also how fast a core the arbiter asks\n"
+     "for is given back by such a thread. 0: never preempt. Default 10000"},
+    // The core estimator and its settings (arbiter mode: the request follows the estimate
+    // within --cores MIN:MAX).
+    {"--estimator", "NAME", arbconfig::kEstimatorForm, intoConfig<arbconfig::parseEstimator>,
+     "How the process estimates the cores it needs (with an arbiter):\n"
+     "  arachne  per-core utilisation and load factor over a window: one\n"
+     "           core more when the load factor exceeds --load-factor, one\n"
+     "           less when the work fits with --hysteresis to spare\n"
+     "  fast     a thread that waited across two checks (--check-period)\n"
+     "           asks for a core at once; a core idle for --idle-grace is\n"
+     "           given back. Default arachne"},
+    {"--load-factor", "X", arbconfig::kLoadFactorForm, intoConfig<arbconfig::parseLoadFactor>,
+     "arachne: scale up above this average load factor. Default 1.5"},
+    {"--hysteresis", "PCT", arbconfig::kHysteresisForm, intoConfig<arbconfig::parseHysteresis>,
+     "arachne: scale down only when the work fits in one core fewer\n"
+     "with this much utilisation to spare. Default 9"},
+    {"--window", "MS", arbconfig::kWindowForm, intoConfig<arbconfig::parseWindow>,
+     "arachne: measurement window, one decision per window. Default 50"},
+    {"--check-period", "US", arbconfig::kCheckPeriodForm, intoConfig<arbconfig::parseCheckPeriod>,
+     "fast: how often queues are checked. Default 10"},
+    {"--idle-grace", "US", arbconfig::kIdleGraceForm, intoConfig<arbconfig::parseIdleGrace>,
+     "fast: a core idle this long is given back. Default 250"},
+    {"--trace", "FILE", arbconfig::kTraceForm, intoConfig<arbconfig::parseTracePath>,
+     "Write a CSV timeline of the process's cores to FILE: grants,\n"
+     "releases, requests to the arbiter, and each core's utilisation\n"
+     "every 10 ms (columns time_s,event,core,cpu,value). Plot it with\n"
+     "tools/plot-trace.py FILE OUT.png"},
+    {"--class", "RULE=CLASS", arbconfig::kClassRuleForm, parseClassOption,
+     "Classify threads; repeatable, the first matching rule wins. RULE:\n"
+     "  sym:GLOB     the start routine's symbol (C++ names demangled)\n"
+     "  name:GLOB    the thread's name\n"
+     "  caller:GLOB  any function on the creating thread's stack\n"
+     "  index:N[-M]  creation order, 0 = first thread created after main\n"
+     "CLASS: normal (the shared cores), exclusive (a core of its own,\n"
+     "nothing else runs there; one core always stays shared), batch\n"
+     "(runs only when no normal thread waits for its core; its cores\n"
+     "are asked for one priority lower, the first to go).\n"
+     "GLOB: * any run, ? one character, [a-z] [!0-9] [[:digit:]] sets,\n"
+     "\\ makes the next character literal. Quote rules in the shell"},
+    {"--default-class", "CLASS", arbconfig::kThreadClassForm, parseDefaultClassOption,
+     "Class of threads no rule matches. Default normal"},
+    arbiterOption("The core arbiter's Unix socket. Default /run/arbrun/arbiter.sock.\n"
+                  "If it cannot be reached the program says so once and runs standalone"),
+};
+
+// The flags of running a program, after its value options in --help.
+constexpr FlagSpec kRunFlags[] = {
+    {"--standalone", &Config::standalone,
+     "Contact no arbiter; run on the CPUs in arbrun's affinity mask.\n"
+     "Excludes --arbiter"},
+    {"--stats", &Config::stats,
+     "On exit, print to stderr: threads created, peak live threads,\n"
+     "context switches, blocking calls handed off, cores reserved for\n"
+     "exclusive threads and exclusive threads that got none"},
+    {"--verbose", &Config::verbose,
+     "Say what arbrun and the runtime do (the environment passed on,\n"
+     "cores granted and released, class matches) on stderr"},
+    {"--explain-classes", &Config::explainClasses,
+     "For each thread the program creates, say on stderr, one line each,\n"
+     "which --class rule matched (or default) and the class it got:\n"
+     "'arbrun: thread 3 (work) -> class batch (rule 1: sym:w*=batch)';\n"
+     "also for renamed threads. --verbose says it as well"},
+};
+
+// `arbrun ab`'s own option, before the run options.
+constexpr ValueSpec kAbValueOptions[] = {
+    {"-n,--runs", "RUNS", kAbRunsForm, parseRuns,
+     "Pairs of runs: native, arbrun, native, arbrun, ... Default 5", "-n"},
+};
+
+// `arbrun doctor` checks the machine and the arbiter it would use.
+constexpr ValueSpec kDoctorValueOptions[] = {
+    arbiterOption("The core arbiter's Unix socket to check. Default\n"
+                  "/run/arbrun/arbiter.sock (the socket arbrun uses)"),
+};
+
+// Each value option keeps every occurrence (TakeAll) so each is validated: every --class is a
+// rule; for the other options the last one wins, as with most Unix tools.
+void addValueOptions(Options* o, std::span<const ValueSpec> specs) {
+    for (const ValueSpec& spec : specs) {
+        CLI::Option* option = o->app.add_option(spec.name, spec.description)
+                                  ->type_name(spec.typeName)
+                                  ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+        o->values.push_back({option, spec.label ? std::string(spec.label) : option->get_name(),
+                             spec.form, spec.parse});
+    }
 }
 
-// The options of running a program (arbrun and arbrun ab). Descriptions are wrapped by hand:
-// CLI11 2.1 indents but does not wrap.
-void registerRunOptions(Options* o) {
-    CLI::App* app = &o->app;
-    addValueOption(
-        o, "--cores", "N|MIN:MAX", arbconfig::kCoresForm,
-        [](std::string_view v, Invocation* inv, std::string* e) {
-            return arbconfig::parseCores(v, &inv->config, e);
-        },
-        "Cores the process may hold: N exactly N; MIN:MAX a range the core\n"
-        "policy moves within; MIN: at least MIN, at most one per CPU in\n"
-        "arbrun's affinity mask. 1 <= MIN <= MAX <= 256. Default 1:");
-    addValueOption(
-        o, "--priority", "0-7", arbconfig::kPriorityForm,
-        [](std::string_view v, Invocation* inv, std::string* e) {
-            return arbconfig::parsePriority(v, &inv->config, e);
-        },
-        "Priority at the core arbiter: 0 highest, 7 lowest. Default 3");
-    addValueOption(
-        o, "--time-slice", "US", arbconfig::kTimeSliceForm,
-        [](std::string_view v, Invocation* inv, std::string* e) {
-            return arbconfig::parseTimeSlice(v, &inv->config, e);
-        },
-        "How long a thread may compute without calling anything while\n"
-        "others wait for its core, before it is preempted (at a safe point:\n"
-        "never inside libc or arbrun). Also how fast a core the arbiter asks\n"
-        "for is given back by such a thread. 0: never preempt. Default 10000");
-    registerEstimatorOptions(o);
-    addValueOption(
-        o, "--trace", "FILE", arbconfig::kTraceForm,
-        [](std::string_view v, Invocation* inv, std::string* e) {
-            return arbconfig::parseTracePath(v, &inv->config, e);
-        },
-        "Write a CSV timeline of the process's cores to FILE: grants,\n"
-        "releases, requests to the arbiter, and each core's utilisation\n"
-        "every 10 ms (columns time_s,event,core,cpu,value). Plot it with\n"
-        "tools/plot-trace.py FILE OUT.png");
-    addValueOption(
-        o, "--class", "RULE=CLASS", arbconfig::kClassRuleForm,
-        [](std::string_view v, Invocation* inv, std::string* e) {
-            return arbconfig::parseClassRule(v, &inv->config.classRules.emplace_back(), e);
-        },
-        "Classify threads; repeatable, the first matching rule wins. RULE:\n"
-        "  sym:GLOB     the start routine's symbol (C++ names demangled)\n"
-        "  name:GLOB    the thread's name\n"
-        "  caller:GLOB  any function on the creating thread's stack\n"
-        "  index:N[-M]  creation order, 0 = first thread created after main\n"
-        "CLASS: normal (the shared cores), exclusive (a core of its own,\n"
-        "nothing else runs there; one core always stays shared), batch\n"
-        "(runs only when no normal thread waits for its core; its cores\n"
-        "are asked for one priority lower, the first to go).\n"
-        "GLOB: * any run, ? one character, [a-z] [!0-9] [[:digit:]] sets,\n"
-        "\\ makes the next character literal. Quote rules in the shell");
-    addValueOption(
-        o, "--default-class", "CLASS", arbconfig::kThreadClassForm,
-        [](std::string_view v, Invocation* inv, std::string* e) {
-            return arbconfig::parseThreadClass(v, &inv->config.defaultClass, e);
-        },
-        "Class of threads no rule matches. Default normal");
-    addArbiterOption(o,
-                     "The core arbiter's Unix socket. Default /run/arbrun/arbiter.sock.\n"
-                     "If it cannot be reached the program says so once and runs standalone");
-    app->add_flag("--standalone", o->standalone,
-                  "Contact no arbiter; run on the CPUs in arbrun's affinity mask.\n"
-                  "Excludes --arbiter");
-    app->add_flag("--stats", o->stats,
-                  "On exit, print to stderr: threads created, peak live threads,\n"
-                  "context switches, blocking calls handed off, cores reserved for\n"
-                  "exclusive threads and exclusive threads that got none");
-    app->add_flag("--verbose", o->verbose,
-                  "Say what arbrun and the runtime do (the environment passed on,\n"
-                  "cores granted and released, class matches) on stderr");
-    app->add_flag("--explain-classes", o->explainClasses,
-                  "For each thread the program creates, say on stderr, one line each,\n"
-                  "which --class rule matched (or default) and the class it got:\n"
-                  "'arbrun: thread 3 (work) -> class batch (rule 1: sym:w*=batch)';\n"
-                  "also for renamed threads. --verbose says it as well");
-    for (CLI::Option* flag : {app->get_option("--standalone"), app->get_option("--stats"),
-                              app->get_option("--verbose"), app->get_option("--explain-classes")}) {
-        flag->disable_flag_override();  // "--stats=2" is an error, not "true"
+// Flags write straight into o->flags; "--stats=2" is an error, not "true".
+void addFlags(Options* o, std::span<const FlagSpec> specs) {
+    for (const FlagSpec& spec : specs) {
+        o->app.add_flag(spec.name, o->flags.*spec.field, spec.description)->disable_flag_override();
     }
 }
 
@@ -235,22 +232,21 @@ void registerRunOptions(Options* o) {
 void registerOptions(Options* o) {
     switch (o->subcommand) {
         case Subcommand::run:
-            registerRunOptions(o);
+            addValueOptions(o, kRunValueOptions);
+            addFlags(o, kRunFlags);
             o->app.set_version_flag("--version", "arbrun " ARBRUN_VERSION,
                                     "Print the version and exit");
             break;
         case Subcommand::ab:
-            addValueOption(o, "-n,--runs", "RUNS", kAbRunsForm, parseRuns,
-                           "Pairs of runs: native, arbrun, native, arbrun, ... Default 5");
-            o->values.back().label = "-n";
-            registerRunOptions(o);
+            addValueOptions(o, kAbValueOptions);
+            addValueOptions(o, kRunValueOptions);
+            addFlags(o, kRunFlags);
             break;
         case Subcommand::doctor:
-            addArbiterOption(o,
-                             "The core arbiter's Unix socket to check. Default\n"
-                             "/run/arbrun/arbiter.sock (the socket arbrun uses)");
+            addValueOptions(o, kDoctorValueOptions);
             break;
     }
+    o->arbiter = o->app.get_option("--arbiter");
     o->app.allow_extras();  // unknown options are reported by us, one line, naming the option
     decorateHelp(&o->app, o->subcommand);
 }
@@ -293,8 +289,9 @@ std::string describeParseError(const Options& o, const CLI::ParseError& e) {
         return unknownOption(o, extras.front());
     }
     const std::string what = e.what();
-    for (const std::string flag : {"standalone", "stats", "verbose", "explain-classes"}) {
+    for (const FlagSpec& spec : kRunFlags) {
         // CLI11 names a flag "stats" or "--stats" depending on the error.
+        const std::string flag = std::string(spec.name).substr(2);
         if (what.rfind(flag + " ", 0) == 0 || what.find("--" + flag) != std::string::npos) {
             return "--" + flag + " takes no value";
         }
@@ -317,14 +314,13 @@ std::optional<std::string> buildInvocation(const Options& o, Invocation* invocat
             if (!v.parse(value, invocation, &error)) return error;
         }
     }
-    if (o.standalone && o.arbiter->count() > 0) {
+    if (o.flags.standalone && o.arbiter->count() > 0) {
         return "--standalone and --arbiter exclude each other (standalone mode contacts no "
                "arbiter); give one of them";
     }
-    invocation->config.standalone = o.standalone;
-    invocation->config.stats = o.stats;
-    invocation->config.verbose = o.verbose;
-    invocation->config.explainClasses = o.explainClasses;
+    for (const FlagSpec& spec : kRunFlags) {
+        invocation->config.*spec.field = o.flags.*spec.field;
+    }
     return arbconfig::checkConsistency(invocation->config);
 }
 

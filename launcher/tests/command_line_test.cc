@@ -167,6 +167,16 @@ TEST(ParseCommandLine, BadValuesNameTheOptionAndForm) {
     EXPECT_EQ(parseError({"--cores", "0", "--cores", "2", "--", "p"}).rfind("--cores:", 0), 0u);
 }
 
+// --trace and --arbiter reject a value they cannot use (not only a missing one).
+TEST(ParseCommandLine, BadTraceAndArbiterValues) {
+    EXPECT_EQ(parseError({"--trace", "", "--", "p"}),
+              "--trace: '' is not valid; expected a file path to write the CSV timeline to");
+    EXPECT_EQ(parseError({"--arbiter", std::string(108, 'a'), "--", "p"}),
+              "--arbiter: '" + std::string(108, 'a') +
+                  "' is not valid: the path is 108 bytes long; expected a Unix socket path of 1 "
+                  "to 107 bytes");
+}
+
 TEST(ParseCommandLine, MissingValue) {
     EXPECT_EQ(parseError({"--cores"}),
               "--cores: a value is required; expected N, MIN:MAX or MIN: with 1 <= MIN <= MAX "

@@ -22,21 +22,30 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
 
 
-def positive_int(text):
+def _convert(convert, text, what):
+    """convert(text), or the argparse error "'TEXT' is not WHAT" when it raises ValueError."""
     try:
-        v = int(text)
+        return convert(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+        raise argparse.ArgumentTypeError(f"'{text}' is not {what}") from None
+
+
+def _matching(pattern, text, form):
+    """text when it matches the regular expression as a whole, else "'TEXT' is not FORM"."""
+    if not re.fullmatch(pattern, text):
+        raise argparse.ArgumentTypeError(f"'{text}' is not {form}")
+    return text
+
+
+def positive_int(text):
+    v = _convert(int, text, "a whole number")
     if v < 1:
         raise argparse.ArgumentTypeError(f"'{text}' must be at least 1")
     return v
 
 
 def positive_float(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    v = _convert(float, text, "a number")
     if not v > 0 or v != v or v == float("inf"):
         raise argparse.ArgumentTypeError(f"'{text}' must be a positive number")
     return v
@@ -67,10 +76,7 @@ def parse_rates(text):
         raise argparse.ArgumentTypeError(f"'{text}' is not RATE[:RATE...]")
     rates = []
     for p in parts:
-        try:
-            r = float(p)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"'{p}' is not a rate (requests per second)") from None
+        r = _convert(float, p, "a rate (requests per second)")
         if not 1 <= r <= 1e7:
             raise argparse.ArgumentTypeError(f"rate {p} is not in 1..10000000 requests per second")
         rates.append(r)
@@ -80,22 +86,15 @@ def parse_rates(text):
 
 
 def parse_cores(text):
-    if not re.fullmatch(r"\d+(:\d*)?", text):
-        raise argparse.ArgumentTypeError(f"'{text}' is not N, MIN: or MIN:MAX")
-    return text
+    return _matching(r"\d+(:\d*)?", text, "N, MIN: or MIN:MAX")
 
 
 def parse_cpu_list(text):
-    if not re.fullmatch(r"\d+(-\d+)?(,\d+(-\d+)?)*", text):
-        raise argparse.ArgumentTypeError(f"'{text}' is not a CPU list like 0-3 or 0,2-5")
-    return text
+    return _matching(r"\d+(-\d+)?(,\d+(-\d+)?)*", text, "a CPU list like 0-3 or 0,2-5")
 
 
 def parse_nice(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a nice value") from None
+    v = _convert(int, text, "a nice value")
     if not 0 <= v <= 19:
         raise argparse.ArgumentTypeError(f"nice value {v} not in 0..19")
     return v

@@ -14,6 +14,15 @@ def _plt():
     return plt
 
 
+def _save(plt, fig, path):
+    """Lays the figure out, writes it to path at 100 dpi and closes it (pyplot keeps every open
+    figure alive); returns the file name the report links to."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return os.path.basename(path)
+
+
 def available():
     return _plt() is not None
 
@@ -47,10 +56,7 @@ def run_walls(summary, path, title):
     ax.set_ylabel("wall time (s), median; bars min-max")
     ax.set_title(title)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return os.path.basename(path)
+    return _save(plt, fig, path)
 
 
 def run_cores(series, path, title):
@@ -68,10 +74,7 @@ def run_cores(series, path, title):
     ax.set_ylabel("cores held")
     ax.set_title(title)
     ax.legend(fontsize="small")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return os.path.basename(path)
+    return _save(plt, fig, path)
 
 
 def colocate_latency(per_config, path, title, loads=None):
@@ -94,10 +97,7 @@ def colocate_latency(per_config, path, title, loads=None):
     axes[0, 0].legend(loc="upper right", fontsize="small", ncol=3)
     axes[-1, 0].set_xlabel("seconds" + (f" (load steps: {loads} req/s)" if loads else ""))
     fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return os.path.basename(path)
+    return _save(plt, fig, path)
 
 
 def colocate_cores(tenants, path, title, duration=None):
@@ -122,10 +122,7 @@ def colocate_cores(tenants, path, title, duration=None):
     ax.set_ylabel("cores held")
     ax.set_title(title)
     ax.legend(loc="upper right", fontsize="small")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return os.path.basename(path)
+    return _save(plt, fig, path)
 
 
 def colocate_throughput(bars, path, title):
@@ -140,7 +137,4 @@ def colocate_throughput(bars, path, title):
             ax.annotate(f"{v:.2f}", (i, v), ha="center", va="bottom")
     ax.set_ylabel("batch units / s")
     ax.set_title(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return os.path.basename(path)
+    return _save(plt, fig, path)
