@@ -134,6 +134,13 @@ constexpr ValueSpec kRunValueOptions[] = {
      "others wait for its core, before it is preempted (at a safe point:\n"
      "never inside libc or arbrun). Also how fast a core the arbiter asks\n"
      "for is given back by such a thread. 0: never preempt. Default 10000"},
+    {"--release-defer", "US", arbconfig::kReleaseDeferForm,
+     intoConfig<arbconfig::parseReleaseDefer>,
+     "When the arbiter asks for a core back, how long the release may wait\n"
+     "for the core's thread to park (wait at a barrier, lock or condition)\n"
+     "if its rhythm so far says it will within that time, instead of\n"
+     "preempting it mid-phase. A thread that never parks is preempted at\n"
+     "once. 0: always preempt. At most 5000. Default 1000"},
     // The core estimator and its settings (arbiter mode: the request follows the estimate
     // within --cores MIN:MAX).
     {"--estimator", "NAME", arbconfig::kEstimatorForm, intoConfig<arbconfig::parseEstimator>,

@@ -60,6 +60,9 @@ TEST(ParseCommandLine, LastValueWins) {
     EXPECT_EQ(parseOk({"--priority", "1", "--priority", "6", "--", "p"}).config.priority, 6);
     EXPECT_EQ(parseOk({"--time-slice", "0", "--", "p"}).config.timeSliceUs, 0u);
     EXPECT_EQ(parseOk({"--time-slice", "500", "--", "p"}).config.timeSliceUs, 500u);
+    EXPECT_EQ(parseOk({"--", "p"}).config.releaseDeferUs, 1000u);
+    EXPECT_EQ(parseOk({"--release-defer", "0", "--", "p"}).config.releaseDeferUs, 0u);
+    EXPECT_EQ(parseOk({"--release-defer", "5000", "--", "p"}).config.releaseDeferUs, 5000u);
     EXPECT_EQ(parseOk({"--trace", "t.csv", "--", "p"}).config.tracePath, "t.csv");
     const arbconfig::EstimatorSettings s =
         parseOk({"--estimator", "fast", "--load-factor", "1.75", "--hysteresis", "20", "--window",
@@ -161,6 +164,13 @@ TEST(ParseCommandLine, BadValuesNameTheOptionAndForm) {
                   "--time-slice: '" + std::string(bad) +
                       "' is not valid; expected 0 (never preempt) or microseconds from 100 to "
                       "1000000")
+            << bad;
+    }
+    for (const char* bad : {"5001", "-1", "1ms", "", "2.5"}) {
+        EXPECT_EQ(parseError({"--release-defer", bad, "--", "p"}),
+                  "--release-defer: '" + std::string(bad) +
+                      "' is not valid; expected 0 (always preempt) or microseconds up to 5000 "
+                      "(half the arbiter's forced-reclaim timeout)")
             << bad;
     }
     // An earlier bad value is an error even when a later one is good.

@@ -149,12 +149,14 @@ void printStats() {
     std::fprintf(stderr,
                  "arbrun: stats: threads created %llu, peak live threads %llu, context switches "
                  "%llu, steals %llu, blocking calls handed off %llu, preemptions %llu, cores "
-                 "reserved %llu, exclusive fallbacks %llu, cores %d\n",
+                 "reserved %llu, exclusive fallbacks %llu, releases awaiting a park %llu (then "
+                 "preempted %llu), cores %d\n",
                  (unsigned long long)s.threadsCreated, (unsigned long long)s.peakLiveThreads,
                  (unsigned long long)s.contextSwitches, (unsigned long long)s.steals,
                  (unsigned long long)s.coresLent, (unsigned long long)s.preemptions,
                  (unsigned long long)s.coresReserved, (unsigned long long)s.exclusiveFallbacks,
-                 arbrt::numCores());
+                 (unsigned long long)s.releasesAwaitingPark,
+                 (unsigned long long)s.releasesPreemptedAfterWaiting, arbrt::numCores());
 }
 
 Mode decideMode() {
@@ -170,6 +172,7 @@ Mode decideMode() {
     if (config().timeSliceUs != 0) {
         options.preemptSignal = installCarrierSignalHandler();
         options.timeSliceNs = uint64_t(config().timeSliceUs) * 1000;
+        options.releaseDeferNs = uint64_t(config().releaseDeferUs) * 1000;
     }
     arbrt::setHostThreadApi({ARBRUN_REAL(pthread_create), ARBRUN_REAL(pthread_join)});
     if (!config().standalone) connectArbiter(&options);

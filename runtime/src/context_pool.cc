@@ -135,6 +135,7 @@ ThreadContext* acquireContext(const StackRequest& stack) {
     }
     if (!t) return nullptr;
     t->nextFree = nullptr;
+    storeParkRhythm(&t->parkRhythm, {});  // the previous occupant's rhythm says nothing of this one
     if (!equip(t, stack)) {
         pushShared(t);
         return nullptr;

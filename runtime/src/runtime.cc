@@ -53,6 +53,11 @@ std::optional<Error> validate(const RuntimeOptions& o) {
     if (o.preemptSignal != 0 && o.timeSliceNs < kMinTimeSliceNs) {
         return Error{Errc::invalidArgument, "timeSliceNs must be at least 100 us"};
     }
+    if (o.releaseDeferNs > kMaxReleaseDeferNs) {
+        return Error{
+            Errc::invalidArgument,
+            "releaseDeferNs must be at most 5 ms (the arbiter reclaims by force at 10 ms)"};
+    }
     if (o.defaultStackSize < kMinStackOption || o.defaultStackSize > kMaxStackOption) {
         return Error{Errc::invalidArgument, "defaultStackSize must be between 16 KiB and 1 GiB"};
     }
@@ -275,6 +280,9 @@ RuntimeStats stats() {
         s.threadsCreated += rt->cores[i].threadsCreated.load(std::memory_order_relaxed);
     }
     s.preemptions = preemptionCount();
+    s.releasesAwaitingPark = rt->releasesAwaitingPark.load(std::memory_order_relaxed);
+    s.releasesPreemptedAfterWaiting =
+        rt->releasesPreemptedAfterWaiting.load(std::memory_order_relaxed);
     s.coresReserved = rt->policy.coresReserved();
     s.exclusiveFallbacks = rt->policy.fallbacks();
     return s;

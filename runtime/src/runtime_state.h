@@ -56,6 +56,8 @@ struct RuntimeState {
     // Fast release (release_watcher.cc), arbiter mode only.
     pthread_t releaseWatcherThread{};
     bool releaseWatcherStarted = false;
+    std::atomic<uint64_t> releasesAwaitingPark{0};           // written by the watcher only
+    std::atomic<uint64_t> releasesPreemptedAfterWaiting{0};  // likewise
 
     alignas(64) std::atomic<uint64_t> threadsCreated{0};  // by kernel threads that are not carriers
     std::atomic<uint64_t> liveThreads{0};

@@ -132,7 +132,17 @@ void switchAway(ThreadContext* self, AfterSwitch action) {
 void switchTo(ThreadContext* self, ThreadContext* next, AfterSwitch action) {
     Carrier* c = self->carrier;
     Core* core = c->core;
-    if (c->arbiterCpu >= 0) pollArbiter(c);
+    if (c->arbiterCpu >= 0) {
+        pollArbiter(c);
+        // Barrier-aware release (park_history.h): the park rhythm tells the release watcher when
+        // this thread will next park. One TSC read per park, and only where cores can be asked
+        // back; only this thread writes it.
+        if (action == AfterSwitch::park) {
+            ParkRhythm rhythm = self->parkRhythm;
+            recordPark(&rhythm, rdtsc());
+            storeParkRhythm(&self->parkRhythm, rhythm);
+        }
+    }
     // A class change waits for the thread's switch, so it never moves while it runs or is queued
     // (core_policy.h). One load of the thread's first line. A thread now confined to another core
     // is made runnable there after the switch (rejoin), not queued here.

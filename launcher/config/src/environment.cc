@@ -116,6 +116,7 @@ std::vector<std::pair<std::string, std::string>> toEnvironment(const Config& con
         {kEnvStats, flag(config.stats)},
         {kEnvVerbose, flag(config.verbose)},
         {kEnvTimeSlice, std::to_string(config.timeSliceUs)},
+        {kEnvReleaseDefer, std::to_string(config.releaseDeferUs)},
         {kEnvTrace, config.tracePath},
         {kEnvEstimator, std::string(estimatorName(config.estimator.kind))},
         {kEnvLoadFactor, formatLoadFactor(config.estimator.loadFactor)},
@@ -158,6 +159,10 @@ bool fromEnvironment(const std::function<const char*(const char*)>& lookup, Conf
     }
     if (!(v = value(kEnvTimeSlice)).empty() &&
         !detail::parseTimeSliceAs(kEnvTimeSlice, v, &next, error)) {
+        return false;
+    }
+    if (!(v = value(kEnvReleaseDefer)).empty() &&
+        !detail::parseReleaseDeferAs(kEnvReleaseDefer, v, &next, error)) {
         return false;
     }
     using detail::EstimatorField;

@@ -68,6 +68,18 @@ bool parseTimeSliceAs(std::string_view label, std::string_view text, Config* con
     return true;
 }
 
+// Bounded by half the arbiter's default forced-reclaim timeout (10 ms): a release held back longer
+// would be taken by force.
+bool parseReleaseDeferAs(std::string_view label, std::string_view text, Config* config,
+                         std::string* error) {
+    uint64_t value = 0;
+    if (!parseDecimal(text, kMaxReleaseDeferUs, &value)) {
+        return invalid(label, text, "", kReleaseDeferForm, error);
+    }
+    config->releaseDeferUs = static_cast<uint32_t>(value);
+    return true;
+}
+
 // One table for the estimator's integer settings: their option names, bounds and forms, so the
 // command line and the environment parse them alike.
 struct IntegerSetting {
@@ -178,6 +190,10 @@ bool parsePriority(std::string_view text, Config* config, std::string* error) {
 
 bool parseTimeSlice(std::string_view text, Config* config, std::string* error) {
     return detail::parseTimeSliceAs("--time-slice", text, config, error);
+}
+
+bool parseReleaseDefer(std::string_view text, Config* config, std::string* error) {
+    return detail::parseReleaseDeferAs("--release-defer", text, config, error);
 }
 
 bool parseTracePath(std::string_view text, Config* config, std::string* error) {

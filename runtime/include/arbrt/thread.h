@@ -26,6 +26,10 @@ namespace arbrt {
 constexpr int kMaxCores = 256;
 using CoreSet = std::bitset<kMaxCores>;
 
+// Upper bound of RuntimeOptions::releaseDeferNs: half the core arbiter's default forced-reclaim
+// timeout.
+constexpr uint64_t kMaxReleaseDeferNs = 5'000'000;
+
 struct RuntimeOptions {
     // Cores (and carriers) to create; 0 means one per CPU in the process's affinity mask. May
     // exceed the number of CPUs (tests simulate larger machines that way).
@@ -57,6 +61,13 @@ struct RuntimeOptions {
     int preemptSignal = 0;
     bool installPreemptHandler = false;
     uint64_t timeSliceNs = 10'000'000;
+    // Barrier-aware release (arbiter mode, with preemption on): when a core is asked back while its
+    // runner is expected to park (wait at a barrier, a lock, a condition) within this long, judged
+    // from how regularly it parked so far, the core is released at that park instead of by
+    // preempting the thread mid-phase; a thread that never parks is preempted at once. The most a
+    // release is held back; 0: never (always preempt). At most kMaxReleaseDeferNs, well inside the
+    // arbiter's forced-reclaim timeout (10 ms by default).
+    uint64_t releaseDeferNs = 1'000'000;
     // Arbiter mode: how many cores to ask for. Null: every core the process may use, always. With
     // an estimator (a replaceable policy object, runtime/policy), the runtime samples its cores'
     // counters on the monitor thread and the request follows the estimate, within minCores and
@@ -265,10 +276,15 @@ struct RuntimeStats {
     uint64_t liveThreads;
     uint64_t peakLiveThreads;
     uint64_t contextSwitches;
-    uint64_t steals;         // runnable threads taken by an idle core from a busy one
-    uint64_t coresLent;      // blocking calls during which the core was lent to a spare carrier
-    uint64_t preemptions;    // threads switched out at a safe point by the preemption signal
-    uint64_t coresReserved;  // cores reserved for exclusive threads (every reservation)
+    uint64_t steals;       // runnable threads taken by an idle core from a busy one
+    uint64_t coresLent;    // blocking calls during which the core was lent to a spare carrier
+    uint64_t preemptions;  // threads switched out at a safe point by the preemption signal
+    // Arbiter mode: cores asked back whose release waited for the runner's park (barrier-aware
+    // release), and of those, the ones whose runner had to be preempted after all (it did not park
+    // within the budget).
+    uint64_t releasesAwaitingPark;
+    uint64_t releasesPreemptedAfterWaiting;
+    uint64_t coresReserved;       // cores reserved for exclusive threads (every reservation)
     uint64_t exclusiveFallbacks;  // times an exclusive thread had to run as normal: no core could
                                   // be reserved (at creation, after a reclassification, or after
                                   // its core was released)

@@ -257,6 +257,93 @@ TEST_F(FastRelease, Reclaim_ComputingThreadGivesTheCoreBackAtOnce) {
     EXPECT_EQ(arbrt::join(t), 0);
 }
 
+// Barrier-aware release: one granted core whose thread parks regularly (a phase of work, then a
+// short sleep, as a thread waits at a barrier). The work runs in the preemptible workload library,
+// so only the watcher's choice keeps the thread from being preempted mid-phase. The budget (5 ms)
+// exceeds a phase (4 ms), so the park is always expected within it, wherever the request lands.
+class BarrierAwareRelease : public ::testing::Test {
+  protected:
+    static constexpr uint64_t kPhaseNs = 4'000'000;
+    void SetUp() override {
+        arbrt::RuntimeOptions options;
+        options.numCores = 1;
+        options.coreProvider = &provider_;
+        options.preemptSignal = SIGURG;
+        options.installPreemptHandler = true;
+        options.timeSliceNs = 1'000'000'000;
+        options.releaseDeferNs = arbrt::kMaxReleaseDeferNs;
+        ASSERT_FALSE(arbrt::start(options).has_value());
+    }
+    void TearDown() override {
+        provider_.shutdown();
+        EXPECT_TRUE(arbrt::stop());
+    }
+    ScriptedProvider provider_{true};
+};
+
+TEST_F(BarrierAwareRelease, ThreadThatParksRegularly_LosesTheCoreAtItsPark) {
+    provider_.grant(5);
+    std::atomic<int> phasesStarted{0};
+    std::atomic<bool> stop{false};
+    const arbrt::ThreadId t = arbrt::createThread([&] {
+        while (!stop.load()) {
+            ++phasesStarted;
+            preempt_workload::spinFor(kPhaseNs);
+            arbrt::sleepFor(10'000);  // the barrier: parks
+        }
+    });
+    // Its rhythm is known after a few phases; ask for the core at the start of one, so the
+    // watcher sees the thread computing (it has the whole phase to look).
+    const int started = phasesStarted.load();
+    while (phasesStarted.load() < std::max(started + 1, 9)) std::this_thread::yield();
+    const arbrt::RuntimeStats before = arbrt::stats();
+    provider_.reclaim(5);
+    const arbrt::RuntimeStats after = arbrt::stats();
+    EXPECT_TRUE(arbrt::activeCores().none());
+    EXPECT_EQ(after.preemptions, before.preemptions);  // released at the park, not mid-phase
+    EXPECT_EQ(after.releasesAwaitingPark, before.releasesAwaitingPark + 1);
+    EXPECT_EQ(after.releasesPreemptedAfterWaiting, before.releasesPreemptedAfterWaiting);
+    stop = true;
+    provider_.grant(6);
+    EXPECT_EQ(arbrt::join(t), 0);
+}
+
+TEST_F(BarrierAwareRelease, ThreadThatStopsParking_IsPreemptedOnceOverdue) {
+    provider_.grant(5);
+    std::atomic<int> phases{0};
+    std::atomic<bool> computing{false}, stop{false};
+    const arbrt::ThreadId t = arbrt::createThread([&] {
+        for (int i = 0; i < 8; ++i) {
+            preempt_workload::spinFor(kPhaseNs / 4);
+            ++phases;
+            arbrt::sleepFor(10'000);
+        }
+        computing = true;
+        preempt_workload::spinUntil(&stop);  // never parks again
+    });
+    while (!computing.load()) std::this_thread::yield();
+    const arbrt::RuntimeStats before = arbrt::stats();
+    provider_.reclaim(5);  // hangs (test time-out) unless the thread is preempted after all
+    const arbrt::RuntimeStats after = arbrt::stats();
+    EXPECT_TRUE(arbrt::activeCores().none());
+    EXPECT_GE(after.preemptions, before.preemptions + 1);
+    // Whether the watcher first saw it before it was overdue depends on the host's timing; any
+    // wait it started ended in a preemption.
+    EXPECT_EQ(after.releasesAwaitingPark - before.releasesAwaitingPark,
+              after.releasesPreemptedAfterWaiting - before.releasesPreemptedAfterWaiting);
+    stop = true;
+    provider_.grant(6);
+    EXPECT_EQ(arbrt::join(t), 0);
+}
+
+TEST(ArbiterModeOptions, ReleaseDeferAboveTheMaximum_IsRejected) {
+    arbrt::RuntimeOptions options;
+    options.releaseDeferNs = arbrt::kMaxReleaseDeferNs + 1;
+    const auto error = arbrt::start(options);
+    ASSERT_TRUE(error.has_value());
+    EXPECT_NE(error->message.find("releaseDeferNs"), std::string::npos);
+}
+
 // A scripted estimator: records what it is fed and wants `wanted` cores from its third sample on.
 class ScriptedEstimator : public arbrt::policy::CoreEstimator {
   public:

@@ -1,11 +1,27 @@
 #include "workload.h"
 
 #include <cstring>
+#include <ctime>
 
 namespace preempt_workload {
 
 void spinUntil(const std::atomic<bool>* stop) {
     while (!stop->load(std::memory_order_acquire)) asm volatile("pause");
+}
+
+namespace {
+uint64_t monotonicNs() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
+}
+}  // namespace
+
+void spinFor(uint64_t ns) {
+    const uint64_t deadline = monotonicNs() + ns;
+    do {
+        for (int i = 0; i < 2000; ++i) asm volatile("pause");
+    } while (monotonicNs() < deadline);
 }
 
 uint64_t mixedWork(uint64_t seed, uint64_t iterations) {

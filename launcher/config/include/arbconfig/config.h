@@ -69,8 +69,11 @@ struct Config {
     // its class (--verbose prints them too).
     bool explainClasses = false;
     uint32_t timeSliceUs = 10'000;  // --time-slice US; 0 = threads are never preempted
-    std::string tracePath;          // --trace FILE; empty = no core timeline
-    EstimatorSettings estimator;    // --estimator and its settings
+    // --release-defer US: how long a core the arbiter asks back may wait for its runner to park
+    // (barrier-aware release); 0 = preempt at once.
+    uint32_t releaseDeferUs = 1'000;
+    std::string tracePath;        // --trace FILE; empty = no core timeline
+    EstimatorSettings estimator;  // --estimator and its settings
 
     friend bool operator==(const Config&, const Config&) = default;
 };
@@ -97,6 +100,9 @@ inline constexpr std::string_view kTraceForm = "a file path to write the CSV tim
 inline constexpr uint32_t kMinTimeSliceUs = 100, kMaxTimeSliceUs = 1'000'000;
 inline constexpr std::string_view kTimeSliceForm =
     "0 (never preempt) or microseconds from 100 to 1000000";
+inline constexpr uint32_t kMaxReleaseDeferUs = 5'000;
+inline constexpr std::string_view kReleaseDeferForm =
+    "0 (always preempt) or microseconds up to 5000 (half the arbiter's forced-reclaim timeout)";
 
 // Option parsers. Each validates one option's text; on success it fills its output and returns
 // true; on error it leaves the output unchanged, returns false and sets *error (if not null) to one
@@ -105,6 +111,7 @@ bool parseCores(std::string_view text, Config* config, std::string* error);
 bool parsePriority(std::string_view text, Config* config, std::string* error);
 bool parseClassRule(std::string_view text, ClassRule* rule, std::string* error);
 bool parseTimeSlice(std::string_view text, Config* config, std::string* error);
+bool parseReleaseDefer(std::string_view text, Config* config, std::string* error);
 bool parseTracePath(std::string_view text, Config* config, std::string* error);
 bool parseEstimator(std::string_view text, Config* config, std::string* error);
 bool parseLoadFactor(std::string_view text, Config* config, std::string* error);
@@ -129,22 +136,23 @@ std::string_view ruleKindName(ClassRule::Kind kind);
 std::string formatClassRule(const ClassRule& rule);
 
 // Environment variables. Every Config field round-trips through them.
-inline constexpr const char* kEnvCores = "ARBRUN_CORES";                  // N | MIN:MAX | MIN:
-inline constexpr const char* kEnvPriority = "ARBRUN_PRIORITY";            // 0-7
-inline constexpr const char* kEnvClass = "ARBRUN_CLASS";                  // rule;rule;... (below)
-inline constexpr const char* kEnvDefaultClass = "ARBRUN_DEFAULT_CLASS";   // normal|exclusive|batch
-inline constexpr const char* kEnvArbiter = "ARBRUN_ARBITER";              // socket path
-inline constexpr const char* kEnvStandalone = "ARBRUN_STANDALONE";        // 1 | 0
-inline constexpr const char* kEnvStats = "ARBRUN_STATS";                  // 1 | 0
-inline constexpr const char* kEnvVerbose = "ARBRUN_VERBOSE";              // 1 | 0
-inline constexpr const char* kEnvTimeSlice = "ARBRUN_TIME_SLICE_US";      // 0 | 100-1000000
-inline constexpr const char* kEnvTrace = "ARBRUN_TRACE";                  // file path, or empty
-inline constexpr const char* kEnvEstimator = "ARBRUN_ESTIMATOR";          // arachne | fast
-inline constexpr const char* kEnvLoadFactor = "ARBRUN_LOAD_FACTOR";       // e.g. 1.5
-inline constexpr const char* kEnvHysteresis = "ARBRUN_HYSTERESIS_PCT";    // 1-49
-inline constexpr const char* kEnvWindow = "ARBRUN_WINDOW_MS";             // 1-60000
-inline constexpr const char* kEnvCheckPeriod = "ARBRUN_CHECK_PERIOD_US";  // 5-50000
-inline constexpr const char* kEnvIdleGrace = "ARBRUN_IDLE_GRACE_US";      // 10-60000000
+inline constexpr const char* kEnvCores = "ARBRUN_CORES";                 // N | MIN:MAX | MIN:
+inline constexpr const char* kEnvPriority = "ARBRUN_PRIORITY";           // 0-7
+inline constexpr const char* kEnvClass = "ARBRUN_CLASS";                 // rule;rule;... (below)
+inline constexpr const char* kEnvDefaultClass = "ARBRUN_DEFAULT_CLASS";  // normal|exclusive|batch
+inline constexpr const char* kEnvArbiter = "ARBRUN_ARBITER";             // socket path
+inline constexpr const char* kEnvStandalone = "ARBRUN_STANDALONE";       // 1 | 0
+inline constexpr const char* kEnvStats = "ARBRUN_STATS";                 // 1 | 0
+inline constexpr const char* kEnvVerbose = "ARBRUN_VERBOSE";             // 1 | 0
+inline constexpr const char* kEnvTimeSlice = "ARBRUN_TIME_SLICE_US";     // 0 | 100-1000000
+inline constexpr const char* kEnvReleaseDefer = "ARBRUN_RELEASE_DEFER_US";   // 0-5000
+inline constexpr const char* kEnvTrace = "ARBRUN_TRACE";                     // file path, or empty
+inline constexpr const char* kEnvEstimator = "ARBRUN_ESTIMATOR";             // arachne | fast
+inline constexpr const char* kEnvLoadFactor = "ARBRUN_LOAD_FACTOR";          // e.g. 1.5
+inline constexpr const char* kEnvHysteresis = "ARBRUN_HYSTERESIS_PCT";       // 1-49
+inline constexpr const char* kEnvWindow = "ARBRUN_WINDOW_MS";                // 1-60000
+inline constexpr const char* kEnvCheckPeriod = "ARBRUN_CHECK_PERIOD_US";     // 5-50000
+inline constexpr const char* kEnvIdleGrace = "ARBRUN_IDLE_GRACE_US";         // 10-60000000
 inline constexpr const char* kEnvExplainClasses = "ARBRUN_EXPLAIN_CLASSES";  // 1 | 0
 
 // Every variable above with its value for `config`, in the order listed (all of them, always, so a
