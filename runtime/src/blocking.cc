@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "arbrt/io.h"
+#include "arbrt/time.h"
 #include "arch.h"
 #include "estimation.h"
 #include "preempt.h"
@@ -25,6 +26,7 @@ namespace {
 
 constexpr uint64_t kMonitorMinPeriodNs = 20'000;
 constexpr uint64_t kMonitorMaxPeriodNs = 10'000'000;
+constexpr uint64_t kClockRefinePeriodNs = 1'000'000'000;  // the TSC rate, over the run so far
 
 // Pops an idle spare, or makes a new one (the monitor is its only caller, so sparesMade needs no
 // atomics). Null when the cap is reached or the kernel refuses a thread.
@@ -232,7 +234,12 @@ void* monitorMain(void*) {
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);  // 20 us naps must not become 70 us
     uint64_t period = kMonitorMinPeriodNs;
     std::vector<CoreWatch> watches(size_t(rt.numCores));
+    uint64_t lastRefineNs = nowNs();
     while (!rt.stopping.load(std::memory_order_acquire)) {
+        if (nowNs() - lastRefineNs >= kClockRefinePeriodNs) {  // timers stay exact as time goes by
+            refineClockRate();
+            lastRefineNs = nowNs();
+        }
         uint64_t next = kMonitorMaxPeriodNs;
         const bool lent = lookAtCores(watches, &next);
         traceUtilisationIfDue();

@@ -86,6 +86,7 @@ std::optional<Error> startRuntime(const RuntimeOptions& options);
 
 // --- Clock (clock.cc).
 void calibrateClock();
+void refineClockRate();  // the monitor, now and then: the TSC rate over the whole run so far
 uint64_t tscToNs(uint64_t tsc);
 uint64_t nsToTsc(uint64_t ns);  // absolute nowNs()-timeline instant -> TSC reading
 uint64_t ticksForNs(uint64_t ns);
