@@ -100,13 +100,21 @@ def parse_nice(text):
     return v
 
 
+def absolute_path(text):
+    """A path option, made absolute at once: the runs happen in scratch directories, where a
+    relative --build-dir or --out would name something else."""
+    if not text:
+        raise argparse.ArgumentTypeError("empty path")
+    return os.path.abspath(os.path.expanduser(text))
+
+
 def common_paths(p):
-    p.add_argument("--build-dir", metavar="DIR", default=os.path.join(REPO, "build"),
+    p.add_argument("--build-dir", metavar="DIR", type=absolute_path, default=os.path.join(REPO, "build"),
                    help="CMake build tree with bin/arbrun, bin/core-arbiter, bin/arbloadgen and "
                         "bin/parsec-workloads/ (default: %(default)s)")
-    p.add_argument("--arbrun", metavar="PATH", default=None,
+    p.add_argument("--arbrun", metavar="PATH", type=absolute_path, default=None,
                    help="the arbrun launcher (default: BUILD/bin/arbrun)")
-    p.add_argument("--tmpdir", metavar="DIR", default=None,
+    p.add_argument("--tmpdir", metavar="DIR", type=absolute_path, default=None,
                    help="where the scratch directory is made (default: $TMPDIR or /tmp)")
     p.add_argument("--keep", action="store_true",
                    help="keep the scratch directory (run directories, logs) and say where")
@@ -192,7 +200,7 @@ def build_parser():
                        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=RUN_EPILOG)
     r.add_argument("--suite", choices=("builtin", "parsec"), default="builtin",
                    help="builtin workloads or a PARSEC 3.0 installation (default: builtin)")
-    r.add_argument("--parsec-home", metavar="DIR", default=os.environ.get("PARSEC_HOME"),
+    r.add_argument("--parsec-home", metavar="DIR", type=absolute_path, default=os.environ.get("PARSEC_HOME"),
                    help="top of the PARSEC 3.0 tree (default: $PARSEC_HOME)")
     r.add_argument("--parsec-config", metavar="NAME", default=None,
                    help="PARSEC build configuration to use (default: gcc-pthreads, then gcc; "
@@ -207,7 +215,7 @@ def build_parser():
                    help="runs per mode (default: 3)")
     r.add_argument("--mode", type=parse_modes, default=["native", "arbrun"], metavar="LIST",
                    dest="modes", help="native, arbrun or both in run order (default: native,arbrun)")
-    r.add_argument("--out", metavar="DIR", required=True, help="where results and reports go")
+    r.add_argument("--out", metavar="DIR", type=absolute_path, required=True, help="where results and reports go")
     r.add_argument("--arbrun-args", metavar="ARGS", default="--standalone",
                    help="options for arbrun before its '--' (default: '--standalone'; e.g. "
                         "'--arbiter /run/arbrun/arbiter.sock --priority 5')")
@@ -231,7 +239,7 @@ def build_parser():
                    help="requests per second; several rates are steps of equal length")
     c.add_argument("--duration", type=positive_float, default=20, metavar="S",
                    help="seconds of load per configuration (default: 20)")
-    c.add_argument("--out", metavar="DIR", required=True, help="where results and reports go")
+    c.add_argument("--out", metavar="DIR", type=absolute_path, required=True, help="where results and reports go")
     c.add_argument("--configs", default="arbrun-alone,arbrun-mix,native-alone,native-mix",
                    metavar="LIST", help="configurations to run, in order (default: all four)")
     c.add_argument("--server-threads", type=positive_int, default=max(1, machine.cpus()),
@@ -280,13 +288,13 @@ def build_parser():
                         description="Lists the benchmarks of a suite and, for PARSEC, what is "
                                     "missing and how to get it.")
     ls.add_argument("--suite", choices=("builtin", "parsec"), default="builtin")
-    ls.add_argument("--parsec-home", metavar="DIR", default=os.environ.get("PARSEC_HOME"))
+    ls.add_argument("--parsec-home", metavar="DIR", type=absolute_path, default=os.environ.get("PARSEC_HOME"))
     ls.add_argument("--parsec-config", metavar="NAME", default=None)
     ls.add_argument("--benchmarks", metavar="LIST", default=None,
                     help="comma-separated benchmarks, globs allowed (default: all)")
     ls.add_argument("--size", choices=suites.SIZES, default="simsmall")
     ls.add_argument("--threads", type=positive_int, default=machine.cpus(), metavar="N")
-    ls.add_argument("--build-dir", metavar="DIR", default=os.path.join(REPO, "build"))
+    ls.add_argument("--build-dir", metavar="DIR", type=absolute_path, default=os.path.join(REPO, "build"))
     return top
 
 

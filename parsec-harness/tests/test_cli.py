@@ -79,6 +79,17 @@ class CliTest(unittest.TestCase):
         self.assertEqual(cli.parse_cpu_list("0,2-5"), "0,2-5")
         self.assertEqual(cli.non_negative_float("0"), 0.0)
 
+    def test_paths_made_absolute(self):
+        # Runs happen in scratch directories: a relative --build-dir once named nothing there.
+        import os
+        args = cli.build_parser().parse_args(
+            ["run", "--suite", "builtin", "--build-dir", "build", "--out", "out/x",
+             "--arbrun", "~/arbrun"])
+        self.assertEqual(args.build_dir, os.path.join(os.getcwd(), "build"))
+        self.assertEqual(args.out, os.path.join(os.getcwd(), "out", "x"))
+        self.assertEqual(args.arbrun, os.path.join(os.path.expanduser("~"), "arbrun"))
+        self.assert_usage_error(["run", "--suite", "builtin", "--out", ""], "empty path")
+
 
 if __name__ == "__main__":
     unittest.main()
