@@ -223,6 +223,8 @@ TEST_F(ArbiterMode, ReleaseCoreApi_IsTheArbitersJob) {
 // release watcher's preemption can give the core back; the time slice (1 s) never expires here.
 class FastRelease : public ::testing::Test {
   protected:
+    explicit FastRelease(uint64_t releaseDeferNs = arbrt::RuntimeOptions{}.releaseDeferNs)
+        : releaseDeferNs_(releaseDeferNs) {}
     void SetUp() override {
         arbrt::RuntimeOptions options;
         options.numCores = 1;
@@ -230,6 +232,7 @@ class FastRelease : public ::testing::Test {
         options.preemptSignal = SIGURG;
         options.installPreemptHandler = true;
         options.timeSliceNs = 1'000'000'000;
+        options.releaseDeferNs = releaseDeferNs_;
         ASSERT_FALSE(arbrt::start(options).has_value());
     }
     void TearDown() override {
@@ -237,6 +240,7 @@ class FastRelease : public ::testing::Test {
         EXPECT_TRUE(arbrt::stop());
     }
     ScriptedProvider provider_{true};
+    const uint64_t releaseDeferNs_;
 };
 
 TEST_F(FastRelease, Reclaim_ComputingThreadGivesTheCoreBackAtOnce) {
@@ -261,24 +265,10 @@ TEST_F(FastRelease, Reclaim_ComputingThreadGivesTheCoreBackAtOnce) {
 // short sleep, as a thread waits at a barrier). The work runs in the preemptible workload library,
 // so only the watcher's choice keeps the thread from being preempted mid-phase. The budget (5 ms)
 // exceeds a phase (4 ms), so the park is always expected within it, wherever the request lands.
-class BarrierAwareRelease : public ::testing::Test {
+class BarrierAwareRelease : public FastRelease {
   protected:
     static constexpr uint64_t kPhaseNs = 4'000'000;
-    void SetUp() override {
-        arbrt::RuntimeOptions options;
-        options.numCores = 1;
-        options.coreProvider = &provider_;
-        options.preemptSignal = SIGURG;
-        options.installPreemptHandler = true;
-        options.timeSliceNs = 1'000'000'000;
-        options.releaseDeferNs = arbrt::kMaxReleaseDeferNs;
-        ASSERT_FALSE(arbrt::start(options).has_value());
-    }
-    void TearDown() override {
-        provider_.shutdown();
-        EXPECT_TRUE(arbrt::stop());
-    }
-    ScriptedProvider provider_{true};
+    BarrierAwareRelease() : FastRelease(arbrt::kMaxReleaseDeferNs) {}
 };
 
 TEST_F(BarrierAwareRelease, ThreadThatParksRegularly_LosesTheCoreAtItsPark) {
