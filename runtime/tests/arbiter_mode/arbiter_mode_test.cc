@@ -429,6 +429,44 @@ arbrt::ThreadAttributes withClass(arbrt::ThreadClass threadClass) {
     return attributes;
 }
 
+// At the most cores it may hold, a process gains nothing from microsecond checks (no core to ask
+// for), so the sampler keeps its quiet pace (1 ms) even while threads wait; an estimator that
+// wants a decision at every instant (nextDecisionNs 0) would otherwise be sampled every monitor
+// period (20 us).
+TEST(ArbiterModeEstimation, AtTheMostCores_WaitingThreadsDoNotSpeedUpSampling) {
+    ScriptedProvider provider;
+    auto estimator = std::make_shared<ScriptedEstimator>();
+    estimator->wanted_ = 1;
+    arbrt::RuntimeOptions options;
+    options.numCores = 1;
+    options.coreProvider = &provider;
+    options.estimator = estimator;
+    ASSERT_FALSE(arbrt::start(options).has_value());
+    provider.grant(0);
+    std::atomic<int> started{0};
+    std::atomic<bool> stop{false};
+    std::vector<arbrt::ThreadId> threads;
+    for (int i = 0; i < 2; ++i) {  // one computes, the other waits for the only core
+        threads.push_back(arbrt::createThread([&] {
+            ++started;
+            preempt_workload::spinUntil(&stop);
+        }));
+    }
+    while (started.load() == 0) std::this_thread::yield();
+    const int before = estimator->samples();
+    const auto t0 = std::chrono::steady_clock::now();
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));  // a span to count over, not sync
+    const int taken = estimator->samples() - before;
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+            .count();
+    EXPECT_LE(taken, 2 * ms + 3) << taken << " samples in " << ms << " ms";
+    stop = true;
+    for (const auto& t : threads) EXPECT_EQ(arbrt::join(t), 0);
+    provider.shutdown();
+    EXPECT_TRUE(arbrt::stop());
+}
+
 TEST_F(ArbiterMode, BatchThreads_CoresOnlyTheyNeedRequestedOneLevelLower) {
     provider_.grant(1);
     arbrt::Semaphore release;
