@@ -56,28 +56,35 @@ bool parsePriorityAs(std::string_view label, std::string_view text, Config* conf
     return true;
 }
 
+namespace {
+
+// A whole number of microseconds: 0, or within [min, max] (min 0: any value up to max).
+bool parseMicrosecondsAs(std::string_view label, std::string_view text, uint64_t min, uint64_t max,
+                         std::string_view form, uint32_t* out, std::string* error) {
+    uint64_t value = 0;
+    if (!parseDecimal(text, max, &value) || (value != 0 && value < min)) {
+        return invalid(label, text, "", form, error);
+    }
+    *out = static_cast<uint32_t>(value);
+    return true;
+}
+
+}  // namespace
+
 // 0 turns preemption off; otherwise bounded so that the monitor's checks stay cheap (>= 100 us)
 // and a computing thread cannot hold a core for more than a second.
 bool parseTimeSliceAs(std::string_view label, std::string_view text, Config* config,
                       std::string* error) {
-    uint64_t value = 0;
-    if (!parseDecimal(text, kMaxTimeSliceUs, &value) || (value != 0 && value < kMinTimeSliceUs)) {
-        return invalid(label, text, "", kTimeSliceForm, error);
-    }
-    config->timeSliceUs = static_cast<uint32_t>(value);
-    return true;
+    return parseMicrosecondsAs(label, text, kMinTimeSliceUs, kMaxTimeSliceUs, kTimeSliceForm,
+                               &config->timeSliceUs, error);
 }
 
 // Bounded by half the arbiter's default forced-reclaim timeout (10 ms): a release held back longer
 // would be taken by force.
 bool parseReleaseDeferAs(std::string_view label, std::string_view text, Config* config,
                          std::string* error) {
-    uint64_t value = 0;
-    if (!parseDecimal(text, kMaxReleaseDeferUs, &value)) {
-        return invalid(label, text, "", kReleaseDeferForm, error);
-    }
-    config->releaseDeferUs = static_cast<uint32_t>(value);
-    return true;
+    return parseMicrosecondsAs(label, text, 0, kMaxReleaseDeferUs, kReleaseDeferForm,
+                               &config->releaseDeferUs, error);
 }
 
 // One table for the estimator's integer settings: their option names, bounds and forms, so the
