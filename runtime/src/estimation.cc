@@ -76,6 +76,9 @@ bool integrate(const Core& core, CoreIntegrals& c, uint64_t elapsedNs, uint64_t 
 
 void startEstimation() {
     RuntimeState& rt = *gRuntime;
+    // A fork child inherits its parent's pointer (the parent's sampler, for the parent's cores):
+    // forgotten, never used.
+    gEstimation = nullptr;
     if (!rt.provider || !rt.options.estimator) return;
     auto* e = new Estimation;
     e->cores.resize(size_t(rt.numCores));
@@ -83,6 +86,11 @@ void startEstimation() {
     e->sample.reserve(size_t(rt.numCores));
     e->requested.store(rt.options.estimator->wantedCores(), std::memory_order_relaxed);
     gEstimation = e;
+}
+
+void stopEstimation() {
+    delete gEstimation;
+    gEstimation = nullptr;
 }
 
 uint64_t estimationTick() {

@@ -10,6 +10,9 @@ namespace arbrt::detail {
 
 // Start-up (arbiter mode with an estimator; before the monitor starts): the sampler's state.
 void startEstimation();
+// Stop (after the monitor and the request sender are joined): frees the sampler's state, so a
+// later runtime (started again, or without an estimator) never reads this one's estimate.
+void stopEstimation();
 // Monitor: takes a sample when one is due, feeds the estimator, and sends a new request when the
 // wanted count changed. Returns the nanoseconds until the next sample is due (~0: never).
 uint64_t estimationTick();

@@ -139,6 +139,7 @@ std::optional<Error> startRuntime(const RuntimeOptions& options) {
     startEstimation();  // before the first request: it sets the pool's starting demand
     // Arbiter mode: the first request (core_request.h), synchronously.
     if (auto err = sendInitialRequest()) {
+        stopEstimation();
         closeTrace();
         gRuntime = nullptr;
         delete rt;
@@ -151,6 +152,7 @@ std::optional<Error> startRuntime(const RuntimeOptions& options) {
         stopReleaseWatcher();
         stopMonitorAndSpares();
         stopPoller();
+        stopEstimation();
         closeTrace();
         gRuntime = nullptr;
         delete rt;
@@ -190,6 +192,7 @@ bool stop() {
     RuntimeState* rt = gRuntime;
     if (!rt || currentContext() || rt->liveThreads.load() != 0) return false;
     stopCarriers(*rt, rt->numCores);
+    stopEstimation();
     closeTrace();
     gRuntime = nullptr;
     delete rt;
