@@ -148,7 +148,8 @@ double ArachneEstimator::scaleDownCeiling(uint32_t granted, double loadFactor) {
     const bool quiet = loadFactor * granted / fewer <= kQuietLoadFactor;
     quietWindows_ = quiet ? quietWindows_ + 1 : 0;
     ScaleUpRecord& record = scaleUps_[fewer];
-    if (record.work >= 0 && quietWindows_ >= record.lifetimeWindows) {
+    if (record.work >= 0 && record.work / fewer < kExpirableUtilisation &&
+        quietWindows_ >= record.lifetimeWindows) {
         record.work = -1;
         record.expired = true;
     }

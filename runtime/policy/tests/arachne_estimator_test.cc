@@ -180,17 +180,28 @@ TEST(ArachneEstimator, OnSample_QueueingLoadKeepsItsRecordAtAnyUtilisation) {
 }
 
 TEST(ArachneEstimator, OnSample_ExpiredRecordThatProvesWrongLastsTwiceAsLong) {
-    // A queue near saturation: on one core 65% busy with two runnable threads on average (load
-    // factor 2); on two cores 32.5% each with 0.45 runnable each, which projects to 0.9 on one
+    // A queue of light threads: on one core 45% busy with two runnable threads on average (load
+    // factor 2); on two cores 22.5% each with 0.45 runnable each, which projects to 0.9 on one
     // core (quiet) — the projection misses how much longer threads queue on fewer cores. Each
     // expiry moves the process back to one core and the next window back to two, but each record
     // lasts twice as long as the last: 4, 8, 16 windows.
     ArachneEstimator arachne(limits(1, 4));
     const LoadModel queue = [](uint32_t granted) {
-        return granted == 1 ? CoreLoad{0.65, 2.0} : CoreLoad{0.65 / granted, 0.45};
+        return granted == 1 ? CoreLoad{0.45, 2.0} : CoreLoad{0.45 / granted, 0.45};
     };
     EXPECT_EQ(simulateLoad(arachne, queue, 2000 * kMs, kMs).grants,
               "1@0 2@50ms 1@251ms 2@302ms 1@703ms 2@754ms 1@1.555s 2@1.606s");
+}
+
+TEST(ArachneEstimator, OnSample_RecordMadeAtSubstantialUtilisationNeverExpires) {
+    // The same queue with real work (65% of the one core when it scaled up): an event-driven
+    // server looks like this (its load factor stays near 1 at two cores however busy it is), and
+    // at one core it would queue requests. The record stands, as in Arachne: two cores throughout.
+    ArachneEstimator arachne(limits(1, 4));
+    const LoadModel queue = [](uint32_t granted) {
+        return granted == 1 ? CoreLoad{0.65, 2.0} : CoreLoad{0.65 / granted, 0.45};
+    };
+    EXPECT_EQ(simulateLoad(arachne, queue, 2000 * kMs, kMs).grants, "1@0 2@50ms");
 }
 
 TEST(ArachneEstimator, OnSample_AtMaxTheScaleUpIsClamped) {

@@ -28,7 +28,8 @@
 // stale once the load it was made for is gone, and the load factor says when: a window at n cores
 // is *quiet* when its runnable threads would fit m cores with none waiting on average,
 //   lf * n / m <= kQuietLoadFactor (1.0: well below any threshold, which is > 1).
-// After kRecordLifetimeWindows consecutive quiet windows at n cores the record up[m] is dropped
+// After kRecordLifetimeWindows consecutive quiet windows at n cores the record up[m] is dropped, if
+// it was made at a per-core utilisation below kExpirableUtilisation
 // (the down rule then uses 1 - hysteresis alone). A hovering load that needs n cores because its
 // threads queue has lf * n / m near or above the threshold, so it is never quiet and its record
 // stands (the anti-flapping property is kept). The projection lf * n / m only counts the threads
@@ -79,6 +80,10 @@ constexpr double kIdleUtilisation = 0.01;
 // (lf * n / m), count as quiet: no thread would wait on average. A scale-up record expires after
 // enough quiet windows (file comment).
 constexpr double kQuietLoadFactor = 1.0;
+// Only a record made at a per-core utilisation below this expires: one made while the m cores were
+// at least half busy is evidence of real work queueing (an event-driven server's load factor stays
+// near 1 however busy it is, so "quiet" says nothing about it), and Arachne's rule keeps it.
+constexpr double kExpirableUtilisation = 0.5;
 // Consecutive quiet windows at n cores after which the record up[n - 1] expires at first (200 ms
 // with the default 50 ms window: four windows, so one quiet-looking window between bursts does not
 // undo a scale-up); doubled each time a record proves wrong, up to the maximum (12.8 s).
