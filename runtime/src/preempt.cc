@@ -138,9 +138,14 @@ std::atomic<uint64_t> gPreemptions{0};
 std::atomic<void (*)()> gResumeHook{nullptr};
 uint64_t gLoadsSeen = 0;  // dl_iterate_phdr's load count at the last scan (monitor-only, and init)
 
-// Objects whose code may hold locks the runtime cannot see, or must not be re-entered.
-constexpr const char* kUnsafeObjects[] = {
-    "libc.so", "ld-linux", "libstdc++.so", "libgcc_s.so", "libunwind", "libpthread.so", "libdl.so"};
+// Objects whose code may hold locks the runtime cannot see, or must not be re-entered. The vDSO
+// (clock_gettime, gettimeofday) is called from inside the runtime and libc, with their locks held
+// (a timer's deadline is converted under its core's timer lock): a thread switched out there would
+// leave that lock held, and every carrier spinning for it (a hang seen once in ~250 runs of the
+// semaphore compat program on a loaded host).
+constexpr const char* kUnsafeObjects[] = {"libc.so",     "ld-linux",     "libstdc++.so",
+                                          "libgcc_s.so", "libunwind",    "libpthread.so",
+                                          "libdl.so",    "linux-vdso.so"};
 
 bool unsafeByName(const char* path) {
     const char* base = std::strrchr(path, '/');
@@ -258,6 +263,10 @@ void requestPreemption(Core* core, uint64_t switches) {
     core->preemptRequest.store(switches + 1, std::memory_order_release);
     // Raw: under the preload library, libc's syscall() is interposed.
     rawSyscall(SYS_tgkill, rawSyscall(SYS_getpid), tid, rt.options.preemptSignal);
+}
+
+bool isUnsafeForPreemption(uintptr_t pc) {
+    return inUnsafeCode(pc);
 }
 
 uint64_t preemptionCount() {

@@ -7,7 +7,8 @@
 //
 // Safe point: the interrupted instruction lies outside the objects whose code may hold locks the
 // runtime cannot see or that must not be re-entered (the runtime's own object, libc, the dynamic
-// loader, libstdc++, libgcc_s, libunwind), and the thread was not inside a signal handler (the
+// loader, libstdc++, libgcc_s, libunwind, and the vDSO, which the runtime and libc call with their
+// locks held), and the thread was not inside a signal handler (the
 // carrier's real signal mask is the one it had when it started). A thread that is never seen at
 // a safe point is simply not preempted (the runtime stays cooperative for it).
 #pragma once
@@ -27,6 +28,9 @@ void recordCarrierSignalMask(Carrier* c);
 // the core's switch count was `switches`. Refreshes the unsafe ranges first if objects were
 // loaded since the last look. No-op when preemption is off.
 void requestPreemption(Core* core, uint64_t switches);
+// Whether an interrupted instruction at `pc` lies in code preemption must never switch out of
+// (the objects above, as scanned so far). For tests and diagnostics.
+bool isUnsafeForPreemption(uintptr_t pc);
 // How many threads were preempted so far (stats).
 uint64_t preemptionCount();
 

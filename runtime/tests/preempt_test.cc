@@ -2,10 +2,14 @@
 // calling the runtime lets waiting threads run, its registers and FP/vector state survive every
 // preemption, and code in the runtime's own object (here: this test executable) is never
 // interrupted. The compute kernels live in a shared library of their own (preempt/workload.cc).
+#include <link.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <array>
+#include <cstring>
 
+#include "preempt.h"
 #include "preempt/workload.h"
 #include "test_util.h"
 
@@ -85,6 +89,46 @@ TEST_F(Preempt, Yield_NeverInsideTheRuntimesObject) {
     EXPECT_EQ(arbrt::join(worker), 0);
     EXPECT_TRUE(sawComputed.load()) << "the worker was switched out inside the runtime's object";
     EXPECT_EQ(arbrt::stats().preemptions, before);
+}
+
+// The executable segment of the loaded object whose name starts with `prefix`: [begin, end).
+std::pair<uintptr_t, uintptr_t> codeOf(const char* prefix) {
+    struct Query {
+        const char* prefix;
+        std::pair<uintptr_t, uintptr_t> range;
+    } query{prefix, {0, 0}};
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, size_t, void* data) {
+            auto* q = static_cast<Query*>(data);
+            const char* name = info->dlpi_name ? std::strrchr(info->dlpi_name, '/') : nullptr;
+            name = name ? name + 1 : info->dlpi_name;
+            if (!name || std::strncmp(name, q->prefix, std::strlen(q->prefix)) != 0) return 0;
+            for (int i = 0; i < info->dlpi_phnum; ++i) {
+                const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+                if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
+                q->range = {info->dlpi_addr + ph.p_vaddr,
+                            info->dlpi_addr + ph.p_vaddr + ph.p_memsz};
+                return 1;
+            }
+            return 0;
+        },
+        &query);
+    return query.range;
+}
+
+// The vDSO (clock_gettime) runs inside libc and the runtime with their locks held (a timer's
+// deadline is converted under its core's timer lock): a thread switched out there left that lock
+// held and every carrier spinning for it. libc is unsafe too; the compute kernels' library is not.
+TEST_F(Preempt, Filter_VdsoAndLibcAreUnsafeTheWorkloadIsNot) {
+    using arbrt::detail::isUnsafeForPreemption;
+    const auto vdso = codeOf("linux-vdso.so");
+    ASSERT_NE(vdso.first, 0u) << "no vDSO in this process";
+    EXPECT_TRUE(isUnsafeForPreemption(vdso.first));
+    EXPECT_TRUE(isUnsafeForPreemption(vdso.second - 1));
+    const auto libc = codeOf("libc.so");
+    ASSERT_NE(libc.first, 0u);
+    EXPECT_TRUE(isUnsafeForPreemption(libc.first));
+    EXPECT_FALSE(isUnsafeForPreemption(reinterpret_cast<uintptr_t>(&preempt_workload::spinFor)));
 }
 
 }  // namespace
