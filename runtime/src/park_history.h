@@ -2,11 +2,13 @@
 // program that is about to wait at its barrier should lose the core there, not be preempted in the
 // middle of a phase (moved mid-phase, it finishes its phase late on a core shared with another
 // thread, and every other thread waits for it at the barrier). The runtime cannot see a program's
-// phases, but it sees every park: a data-parallel thread parks once per phase, so the time between
-// its parks predicts when it will park next. The release watcher lets the runner reach that park
-// when it is expected within the remaining deferral budget, and preempts it otherwise: a thread
-// that never parked (compute-bound: no history) is preempted at once, so the fast release of a
-// compute-bound tenant is unchanged.
+// phases, but it sees every park: a data-parallel thread runs a phase after each wake-up and parks
+// at the barrier, so the length of its runs from a resume to the next park (its bursts) predicts
+// when it will park next. The release watcher lets the runner reach that park when it is expected
+// within the remaining deferral budget, and preempts it otherwise: a thread that never parked
+// (compute-bound: no bursts) is preempted at once, so the fast release of a compute-bound tenant
+// is unchanged. Bursts are measured from the resume, not from the previous park, so how long a
+// thread waited at the barrier (which differs from thread to thread) does not blur them.
 //
 // Pure logic (tested in arbrt_logic_tests); the caller supplies TSC ticks.
 #pragma once
@@ -16,47 +18,52 @@
 namespace arbrt::detail {
 
 // A thread's park rhythm, kept in its ThreadContext. Written only by the thread itself when it
-// parks (switch.cc), in arbiter mode; read racily by the release watcher (a torn pair costs one
-// wrong deferral decision, bounded by the budget).
+// parks and when it resumes from a park (switch.cc), in arbiter mode; read racily by the release
+// watcher (a torn pair costs one wrong deferral decision, bounded by the budget).
 struct ParkRhythm {
-    uint64_t lastParkTsc = 0;  // when it last parked; 0: never since it was created
-    uint64_t periodTicks = 0;  // average time between consecutive parks; 0: fewer than two parks
+    uint64_t resumeTsc = 0;   // when it last resumed from a park; 0: not since its last park
+    uint64_t burstTicks = 0;  // average run from a resume to the next park; 0: none measured yet
 };
 
-// Records a park at `nowTsc`: an exponentially weighted average of the park-to-park interval with
-// weight 1/4, so one slow phase (a page fault storm, a preemption) moves it by a quarter only.
+// Records a park at `nowTsc`: the burst since the resume joins an exponentially weighted average
+// with weight 1/4, so one slow phase (a page-fault storm, a descheduled carrier) moves it by a
+// quarter only.
 inline void recordPark(ParkRhythm* r, uint64_t nowTsc) {
-    if (r->lastParkTsc != 0 && nowTsc > r->lastParkTsc) {
-        const uint64_t interval = nowTsc - r->lastParkTsc;
-        r->periodTicks =
-            r->periodTicks == 0 ? interval : r->periodTicks - r->periodTicks / 4 + interval / 4;
+    if (r->resumeTsc != 0 && nowTsc > r->resumeTsc) {
+        const uint64_t burst = nowTsc - r->resumeTsc;
+        r->burstTicks = r->burstTicks == 0 ? burst : r->burstTicks - r->burstTicks / 4 + burst / 4;
     }
-    r->lastParkTsc = nowTsc;
+    r->resumeTsc = 0;
 }
 
-// Racy accessors for the release watcher and the parking thread: each word is read and written
+// Records the resume from a park at `nowTsc`: the next burst starts.
+inline void recordResume(ParkRhythm* r, uint64_t nowTsc) {
+    r->resumeTsc = nowTsc;
+}
+
+// Racy accessors for the release watcher and the thread itself: each word is read and written
 // whole (relaxed atomics), the pair is not (see ParkRhythm).
 inline ParkRhythm loadParkRhythm(const ParkRhythm* r) {
-    return {__atomic_load_n(&r->lastParkTsc, __ATOMIC_RELAXED),
-            __atomic_load_n(&r->periodTicks, __ATOMIC_RELAXED)};
+    return {__atomic_load_n(&r->resumeTsc, __ATOMIC_RELAXED),
+            __atomic_load_n(&r->burstTicks, __ATOMIC_RELAXED)};
 }
 inline void storeParkRhythm(ParkRhythm* r, const ParkRhythm& value) {
-    __atomic_store_n(&r->lastParkTsc, value.lastParkTsc, __ATOMIC_RELAXED);
-    __atomic_store_n(&r->periodTicks, value.periodTicks, __ATOMIC_RELAXED);
+    __atomic_store_n(&r->resumeTsc, value.resumeTsc, __ATOMIC_RELAXED);
+    __atomic_store_n(&r->burstTicks, value.burstTicks, __ATOMIC_RELAXED);
 }
 
 // Whether the release watcher should leave a core asked back to its runner until the runner parks
 // instead of preempting it now. `waitedTicks` is how long this release has already been deferred;
 // `budgetTicks` the most a release may be deferred in all (0: never defer). Defers only when the
-// runner has a rhythm, is not overdue (half a period of slack: barrier phases jitter), and its park
-// is expected within what is left of the budget.
+// runner has a rhythm, is running a burst that is not overdue (twice its usual length: phases
+// jitter), and its park is expected within what is left of the budget.
 inline bool shouldAwaitPark(const ParkRhythm& r, uint64_t nowTsc, uint64_t waitedTicks,
                             uint64_t budgetTicks) {
-    if (budgetTicks == 0 || r.periodTicks == 0 || r.lastParkTsc == 0) return false;
-    if (waitedTicks >= budgetTicks || nowTsc < r.lastParkTsc) return false;
-    const uint64_t sincePark = nowTsc - r.lastParkTsc;
-    if (sincePark >= r.periodTicks + r.periodTicks / 2) return false;  // overdue
-    const uint64_t expectedIn = r.periodTicks > sincePark ? r.periodTicks - sincePark : 0;
+    if (budgetTicks == 0 || r.burstTicks == 0 || r.resumeTsc == 0) return false;
+    if (waitedTicks >= budgetTicks || nowTsc < r.resumeTsc) return false;
+    const uint64_t sinceResume = nowTsc - r.resumeTsc;
+    if (sinceResume >= 2 * r.burstTicks) return false;  // overdue
+    const uint64_t expectedIn = r.burstTicks > sinceResume ? r.burstTicks - sinceResume : 0;
     return expectedIn <= budgetTicks - waitedTicks;
 }
 

@@ -56,7 +56,8 @@ std::optional<Error> validate(const RuntimeOptions& o) {
     if (o.releaseDeferNs > kMaxReleaseDeferNs) {
         return Error{
             Errc::invalidArgument,
-            "releaseDeferNs must be at most 5 ms (the arbiter reclaims by force at 10 ms)"};
+            "releaseDeferNs must be at most 1 s (and well inside the arbiter's forced-reclaim "
+            "timeout)"};
     }
     if (o.defaultStackSize < kMinStackOption || o.defaultStackSize > kMaxStackOption) {
         return Error{Errc::invalidArgument, "defaultStackSize must be between 16 KiB and 1 GiB"};

@@ -132,12 +132,14 @@ void switchAway(ThreadContext* self, AfterSwitch action) {
 void switchTo(ThreadContext* self, ThreadContext* next, AfterSwitch action) {
     Carrier* c = self->carrier;
     Core* core = c->core;
+    // Barrier-aware release (park_history.h): the park rhythm tells the release watcher when this
+    // thread will next park. Two TSC reads per park (here and at the resume), and only where
+    // cores can be asked back; only this thread writes it.
+    bool trackRhythm = false;
     if (c->arbiterCpu >= 0) {
         pollArbiter(c);
-        // Barrier-aware release (park_history.h): the park rhythm tells the release watcher when
-        // this thread will next park. One TSC read per park, and only where cores can be asked
-        // back; only this thread writes it.
         if (action == AfterSwitch::park) {
+            trackRhythm = true;
             ParkRhythm rhythm = self->parkRhythm;
             recordPark(&rhythm, rdtsc());
             storeParkRhythm(&self->parkRhythm, rhythm);
@@ -191,6 +193,11 @@ void switchTo(ThreadContext* self, ThreadContext* next, AfterSwitch action) {
     }
     // Resumed, possibly on another carrier: only `t` says which.
     completeSwitch(t);
+    if (trackRhythm) {  // back from the park: the next burst starts
+        ParkRhythm rhythm = self->parkRhythm;
+        recordResume(&rhythm, rdtsc());
+        storeParkRhythm(&self->parkRhythm, rhythm);
+    }
 }
 
 bool claimParked(ThreadContext* t, uint32_t generation) {

@@ -26,9 +26,10 @@ namespace arbrt {
 constexpr int kMaxCores = 256;
 using CoreSet = std::bitset<kMaxCores>;
 
-// Upper bound of RuntimeOptions::releaseDeferNs: half the core arbiter's default forced-reclaim
-// timeout.
-constexpr uint64_t kMaxReleaseDeferNs = 5'000'000;
+// Upper bound of RuntimeOptions::releaseDeferNs. The runtime does not know the arbiter's
+// forced-reclaim timeout (10 ms by default, settable): keeping the budget well inside it is the
+// embedder's part (arbrun allows at most 5 ms).
+constexpr uint64_t kMaxReleaseDeferNs = 1'000'000'000;
 
 struct RuntimeOptions {
     // Cores (and carriers) to create; 0 means one per CPU in the process's affinity mask. May
@@ -65,8 +66,9 @@ struct RuntimeOptions {
     // runner is expected to park (wait at a barrier, a lock, a condition) within this long, judged
     // from how regularly it parked so far, the core is released at that park instead of by
     // preempting the thread mid-phase; a thread that never parks is preempted at once. The most a
-    // release is held back; 0: never (always preempt). At most kMaxReleaseDeferNs, well inside the
-    // arbiter's forced-reclaim timeout (10 ms by default).
+    // release is held back; 0: never (always preempt). At most kMaxReleaseDeferNs; keep it well
+    // inside the arbiter's forced-reclaim timeout (10 ms by default), or the arbiter takes the core
+    // by force first.
     uint64_t releaseDeferNs = 1'000'000;
     // Arbiter mode: how many cores to ask for. Null: every core the process may use, always. With
     // an estimator (a replaceable policy object, runtime/policy), the runtime samples its cores'

@@ -19,6 +19,9 @@
 #include <vector>
 
 #include "../preempt/workload.h"
+#include "arch.h"
+#include "context.h"
+#include "runtime_state.h"
 
 namespace {
 
@@ -261,37 +264,72 @@ TEST_F(FastRelease, Reclaim_ComputingThreadGivesTheCoreBackAtOnce) {
     EXPECT_EQ(arbrt::join(t), 0);
 }
 
-// Barrier-aware release: one granted core whose thread parks regularly (a phase of work, then a
-// short sleep, as a thread waits at a barrier). The work runs in the preemptible workload library,
-// so only the watcher's choice keeps the thread from being preempted mid-phase. The budget (5 ms)
-// exceeds a phase (4 ms), so the park is always expected within it, wherever the request lands.
+// Barrier-aware release on one granted core. The rhythm-learning test runs real park cycles; the
+// release tests give a computing thread a rhythm directly (its park rhythm is written only by the
+// thread itself when it parks or resumes, which it does not while it computes), so what the
+// watcher decides does not depend on how the host schedules the phases. The computing runs in
+// the preemptible workload library, so only the watcher's choice keeps the thread from being
+// preempted.
 class BarrierAwareRelease : public FastRelease {
   protected:
-    static constexpr uint64_t kPhaseNs = 4'000'000;
-    BarrierAwareRelease() : FastRelease(arbrt::kMaxReleaseDeferNs) {}
+    // A budget far above any scheduling delay of this host, so what the watcher decides depends on
+    // the rhythm only (arbrun allows 5 ms; the runtime leaves that to its embedder).
+    static constexpr uint64_t kBudgetNs = 200'000'000;
+    BarrierAwareRelease() : FastRelease(kBudgetNs) {}
+    // As if `t` had resumed from a park just now, after bursts of `burstNs` before each park.
+    static void giveRhythm(arbrt::ThreadId t, uint64_t burstNs) {
+        using namespace arbrt::detail;
+        storeParkRhythm(&t.context->parkRhythm, {rdtsc(), ticksForNs(burstNs)});
+    }
 };
 
-TEST_F(BarrierAwareRelease, ThreadThatParksRegularly_LosesTheCoreAtItsPark) {
+TEST_F(BarrierAwareRelease, ThreadThatParksRegularly_LearnsItsBursts) {
     provider_.grant(5);
-    std::atomic<int> phasesStarted{0};
-    std::atomic<bool> stop{false};
+    std::atomic<bool> learnt{false}, stop{false};
     const arbrt::ThreadId t = arbrt::createThread([&] {
-        while (!stop.load()) {
-            ++phasesStarted;
-            preempt_workload::spinFor(kPhaseNs);
-            arbrt::sleepFor(10'000);  // the barrier: parks
+        for (int i = 0; i < 5; ++i) {
+            preempt_workload::spinFor(1'000'000);  // a phase: at least 1 ms
+            arbrt::sleepFor(10'000);               // the barrier: parks
         }
+        learnt = true;
+        preempt_workload::spinUntil(&stop);
     });
-    // Its rhythm is known after a few phases; ask for the core at the start of one, so the
-    // watcher sees the thread computing (it has the whole phase to look).
-    const int started = phasesStarted.load();
-    while (phasesStarted.load() < std::max(started + 1, 9)) std::this_thread::yield();
+    while (!learnt.load()) std::this_thread::yield();
+    const arbrt::detail::ParkRhythm r = arbrt::detail::loadParkRhythm(&t.context->parkRhythm);
+    EXPECT_NE(r.resumeTsc, 0u) << "running since its last resume";
+    EXPECT_GE(r.burstTicks, arbrt::detail::ticksForNs(1'000'000) * 9 / 10);
+    stop = true;
+    EXPECT_EQ(arbrt::join(t), 0);
+}
+
+// The core is asked back while the thread computes, 50 ms before its park is due (budget 200 ms,
+// overdue at 100 ms): the watcher must wait, and once it does, the thread reaches its barrier and
+// the core goes back there. The margins dwarf any scheduling delay on a loaded host.
+TEST_F(BarrierAwareRelease, ParkExpectedWithinTheBudget_CoreGoesBackAtThePark) {
+    provider_.grant(5);
+    std::atomic<bool> computing{false}, reachBarrier{false}, stop{false}, reclaimed{false};
+    const arbrt::ThreadId t = arbrt::createThread([&] {
+        computing = true;
+        preempt_workload::spinUntil(&reachBarrier);
+        arbrt::sleepFor(10'000);  // parks: the dispatcher gives the core back here
+        preempt_workload::spinUntil(&stop);
+    });
+    while (!computing.load()) std::this_thread::yield();
+    giveRhythm(t, 50'000'000);
     const arbrt::RuntimeStats before = arbrt::stats();
-    provider_.reclaim(5);
+    std::thread reclaimer([&] {
+        provider_.reclaim(5);
+        reclaimed = true;
+    });
+    // Bounded poll until the watcher decides (not a sleep standing in for synchronisation).
+    while (arbrt::stats().releasesAwaitingPark == before.releasesAwaitingPark && !reclaimed.load())
+        std::this_thread::yield();
+    reachBarrier = true;
+    reclaimer.join();
     const arbrt::RuntimeStats after = arbrt::stats();
     EXPECT_TRUE(arbrt::activeCores().none());
-    EXPECT_EQ(after.preemptions, before.preemptions);  // released at the park, not mid-phase
     EXPECT_EQ(after.releasesAwaitingPark, before.releasesAwaitingPark + 1);
+    EXPECT_EQ(after.preemptions, before.preemptions) << "preempted mid-phase";
     EXPECT_EQ(after.releasesPreemptedAfterWaiting, before.releasesPreemptedAfterWaiting);
     stop = true;
     provider_.grant(6);
@@ -300,27 +338,40 @@ TEST_F(BarrierAwareRelease, ThreadThatParksRegularly_LosesTheCoreAtItsPark) {
 
 TEST_F(BarrierAwareRelease, ThreadThatStopsParking_IsPreemptedOnceOverdue) {
     provider_.grant(5);
-    std::atomic<int> phases{0};
     std::atomic<bool> computing{false}, stop{false};
     const arbrt::ThreadId t = arbrt::createThread([&] {
-        for (int i = 0; i < 8; ++i) {
-            preempt_workload::spinFor(kPhaseNs / 4);
-            ++phases;
-            arbrt::sleepFor(10'000);
-        }
         computing = true;
         preempt_workload::spinUntil(&stop);  // never parks again
     });
     while (!computing.load()) std::this_thread::yield();
+    giveRhythm(t, 10'000'000);  // it used to park every 10 ms: overdue at 20 ms
     const arbrt::RuntimeStats before = arbrt::stats();
     provider_.reclaim(5);  // hangs (test time-out) unless the thread is preempted after all
     const arbrt::RuntimeStats after = arbrt::stats();
     EXPECT_TRUE(arbrt::activeCores().none());
     EXPECT_GE(after.preemptions, before.preemptions + 1);
-    // Whether the watcher first saw it before it was overdue depends on the host's timing; any
-    // wait it started ended in a preemption.
+    // Whether the watcher first looked before the thread was overdue (20 ms) depends on the host;
+    // any wait it started ended in a preemption.
     EXPECT_EQ(after.releasesAwaitingPark - before.releasesAwaitingPark,
               after.releasesPreemptedAfterWaiting - before.releasesPreemptedAfterWaiting);
+    stop = true;
+    provider_.grant(6);
+    EXPECT_EQ(arbrt::join(t), 0);
+}
+
+TEST_F(FastRelease, NeverParkedThread_IsPreemptedWithoutWaiting) {
+    provider_.grant(5);
+    std::atomic<bool> computing{false}, stop{false};
+    const arbrt::ThreadId t = arbrt::createThread([&] {
+        computing = true;
+        preempt_workload::spinUntil(&stop);
+    });
+    while (!computing.load()) std::this_thread::yield();
+    const arbrt::RuntimeStats before = arbrt::stats();
+    provider_.reclaim(5);
+    const arbrt::RuntimeStats after = arbrt::stats();
+    EXPECT_EQ(after.releasesAwaitingPark, before.releasesAwaitingPark);
+    EXPECT_GE(after.preemptions, before.preemptions + 1);
     stop = true;
     provider_.grant(6);
     EXPECT_EQ(arbrt::join(t), 0);
