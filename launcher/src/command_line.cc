@@ -141,6 +141,12 @@ constexpr ValueSpec kRunValueOptions[] = {
      "if its rhythm so far says it will within that time, instead of\n"
      "preempting it mid-phase. A thread that never parks is preempted at\n"
      "once. 0: always preempt. At most 5000. Default 1000"},
+    {"--idle-spin", "US", arbconfig::kIdleSpinForm, intoConfig<arbconfig::parseIdleSpin>,
+     "How long an idle core polls for new work before its carrier sleeps.\n"
+     "Polling takes new work within microseconds instead of a kernel\n"
+     "wake-up, but burns the CPU: lower it where the program's cores are\n"
+     "not its own (no arbiter isolation) and other processes need them.\n"
+     "0: sleep at once. At most 1000000. Default 50"},
     // The core estimator and its settings (arbiter mode: the request follows the estimate
     // within --cores MIN:MAX).
     {"--estimator", "NAME", arbconfig::kEstimatorForm, intoConfig<arbconfig::parseEstimator>,

@@ -63,6 +63,9 @@ TEST(ParseCommandLine, LastValueWins) {
     EXPECT_EQ(parseOk({"--", "p"}).config.releaseDeferUs, 1000u);
     EXPECT_EQ(parseOk({"--release-defer", "0", "--", "p"}).config.releaseDeferUs, 0u);
     EXPECT_EQ(parseOk({"--release-defer", "5000", "--", "p"}).config.releaseDeferUs, 5000u);
+    EXPECT_EQ(parseOk({"--", "p"}).config.idleSpinUs, 50u);
+    EXPECT_EQ(parseOk({"--idle-spin", "0", "--", "p"}).config.idleSpinUs, 0u);
+    EXPECT_EQ(parseOk({"--idle-spin", "1000000", "--", "p"}).config.idleSpinUs, 1000000u);
     EXPECT_EQ(parseOk({"--trace", "t.csv", "--", "p"}).config.tracePath, "t.csv");
     const arbconfig::EstimatorSettings s =
         parseOk({"--estimator", "fast", "--load-factor", "1.75", "--hysteresis", "20", "--window",
@@ -171,6 +174,12 @@ TEST(ParseCommandLine, BadValuesNameTheOptionAndForm) {
                   "--release-defer: '" + std::string(bad) +
                       "' is not valid; expected 0 (always preempt) or microseconds up to 5000 "
                       "(half the arbiter's forced-reclaim timeout)")
+            << bad;
+    }
+    for (const char* bad : {"1000001", "-1", "5us", ""}) {
+        EXPECT_EQ(parseError({"--idle-spin", bad, "--", "p"}),
+                  "--idle-spin: '" + std::string(bad) +
+                      "' is not valid; expected microseconds from 0 to 1000000")
             << bad;
     }
     // An earlier bad value is an error even when a later one is good.

@@ -169,6 +169,7 @@ Mode decideMode() {
     arbrt::RuntimeOptions options;
     options.numCores = int(config().maxCores);
     options.tracePath = config().tracePath;
+    options.idleSpinNs = uint64_t(config().idleSpinUs) * 1000;
     if (config().timeSliceUs != 0) {
         options.preemptSignal = installCarrierSignalHandler();
         options.timeSliceNs = uint64_t(config().timeSliceUs) * 1000;

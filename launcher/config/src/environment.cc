@@ -117,6 +117,7 @@ std::vector<std::pair<std::string, std::string>> toEnvironment(const Config& con
         {kEnvVerbose, flag(config.verbose)},
         {kEnvTimeSlice, std::to_string(config.timeSliceUs)},
         {kEnvReleaseDefer, std::to_string(config.releaseDeferUs)},
+        {kEnvIdleSpin, std::to_string(config.idleSpinUs)},
         {kEnvTrace, config.tracePath},
         {kEnvEstimator, std::string(estimatorName(config.estimator.kind))},
         {kEnvLoadFactor, formatLoadFactor(config.estimator.loadFactor)},
@@ -163,6 +164,10 @@ bool fromEnvironment(const std::function<const char*(const char*)>& lookup, Conf
     }
     if (!(v = value(kEnvReleaseDefer)).empty() &&
         !detail::parseReleaseDeferAs(kEnvReleaseDefer, v, &next, error)) {
+        return false;
+    }
+    if (!(v = value(kEnvIdleSpin)).empty() &&
+        !detail::parseIdleSpinAs(kEnvIdleSpin, v, &next, error)) {
         return false;
     }
     using detail::EstimatorField;

@@ -36,6 +36,8 @@ bool parseTimeSliceAs(std::string_view label, std::string_view text, Config* con
                       std::string* error);
 bool parseReleaseDeferAs(std::string_view label, std::string_view text, Config* config,
                          std::string* error);
+bool parseIdleSpinAs(std::string_view label, std::string_view text, Config* config,
+                     std::string* error);
 bool parsePriorityAs(std::string_view label, std::string_view text, Config* config,
                      std::string* error);
 bool parseThreadClassAs(std::string_view label, std::string_view text, ThreadClass* out,

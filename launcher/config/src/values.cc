@@ -87,6 +87,14 @@ bool parseReleaseDeferAs(std::string_view label, std::string_view text, Config* 
                                &config->releaseDeferUs, error);
 }
 
+// An idle core that polls is quick to take new work but burns its CPU; bounded so that an idle
+// core always sleeps in the end.
+bool parseIdleSpinAs(std::string_view label, std::string_view text, Config* config,
+                     std::string* error) {
+    return parseMicrosecondsAs(label, text, 0, kMaxIdleSpinUs, kIdleSpinForm, &config->idleSpinUs,
+                               error);
+}
+
 // One table for the estimator's integer settings: their option names, bounds and forms, so the
 // command line and the environment parse them alike.
 struct IntegerSetting {
@@ -201,6 +209,10 @@ bool parseTimeSlice(std::string_view text, Config* config, std::string* error) {
 
 bool parseReleaseDefer(std::string_view text, Config* config, std::string* error) {
     return detail::parseReleaseDeferAs("--release-defer", text, config, error);
+}
+
+bool parseIdleSpin(std::string_view text, Config* config, std::string* error) {
+    return detail::parseIdleSpinAs("--idle-spin", text, config, error);
 }
 
 bool parseTracePath(std::string_view text, Config* config, std::string* error) {

@@ -72,6 +72,8 @@ struct Config {
     // --release-defer US: how long a core the arbiter asks back may wait for its runner to park
     // (barrier-aware release); 0 = preempt at once.
     uint32_t releaseDeferUs = 1'000;
+    // --idle-spin US: how long an idle core polls for work before its carrier sleeps.
+    uint32_t idleSpinUs = 50;
     std::string tracePath;        // --trace FILE; empty = no core timeline
     EstimatorSettings estimator;  // --estimator and its settings
 
@@ -101,6 +103,8 @@ inline constexpr uint32_t kMinTimeSliceUs = 100, kMaxTimeSliceUs = 1'000'000;
 inline constexpr std::string_view kTimeSliceForm =
     "0 (never preempt) or microseconds from 100 to 1000000";
 inline constexpr uint32_t kMaxReleaseDeferUs = 5'000;
+inline constexpr uint32_t kMaxIdleSpinUs = 1'000'000;
+inline constexpr std::string_view kIdleSpinForm = "microseconds from 0 to 1000000";
 inline constexpr std::string_view kReleaseDeferForm =
     "0 (always preempt) or microseconds up to 5000 (half the arbiter's forced-reclaim timeout)";
 
@@ -112,6 +116,7 @@ bool parsePriority(std::string_view text, Config* config, std::string* error);
 bool parseClassRule(std::string_view text, ClassRule* rule, std::string* error);
 bool parseTimeSlice(std::string_view text, Config* config, std::string* error);
 bool parseReleaseDefer(std::string_view text, Config* config, std::string* error);
+bool parseIdleSpin(std::string_view text, Config* config, std::string* error);
 bool parseTracePath(std::string_view text, Config* config, std::string* error);
 bool parseEstimator(std::string_view text, Config* config, std::string* error);
 bool parseLoadFactor(std::string_view text, Config* config, std::string* error);
@@ -146,6 +151,7 @@ inline constexpr const char* kEnvStats = "ARBRUN_STATS";                 // 1 | 
 inline constexpr const char* kEnvVerbose = "ARBRUN_VERBOSE";             // 1 | 0
 inline constexpr const char* kEnvTimeSlice = "ARBRUN_TIME_SLICE_US";     // 0 | 100-1000000
 inline constexpr const char* kEnvReleaseDefer = "ARBRUN_RELEASE_DEFER_US";   // 0-5000
+inline constexpr const char* kEnvIdleSpin = "ARBRUN_IDLE_SPIN_US";           // 0-1000000
 inline constexpr const char* kEnvTrace = "ARBRUN_TRACE";                     // file path, or empty
 inline constexpr const char* kEnvEstimator = "ARBRUN_ESTIMATOR";             // arachne | fast
 inline constexpr const char* kEnvLoadFactor = "ARBRUN_LOAD_FACTOR";          // e.g. 1.5
