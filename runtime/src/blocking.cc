@@ -236,9 +236,10 @@ void* monitorMain(void*) {
     std::vector<CoreWatch> watches(size_t(rt.numCores));
     uint64_t lastRefineNs = nowNs();
     while (!rt.stopping.load(std::memory_order_acquire)) {
-        if (nowNs() - lastRefineNs >= kClockRefinePeriodNs) {  // timers stay exact as time goes by
+        const uint64_t now = nowNs();
+        if (now - lastRefineNs >= kClockRefinePeriodNs) {  // timers stay exact as time goes by
             refineClockRate();
-            lastRefineNs = nowNs();
+            lastRefineNs = now;
         }
         uint64_t next = kMonitorMaxPeriodNs;
         const bool lent = lookAtCores(watches, &next);

@@ -112,8 +112,9 @@ struct alignas(64) ThreadContext {
     // Where a preempted thread resumes: written by the preemption handler on its carrier, read by
     // the thread itself in the trampoline (preempt.cc) right after.
     uint64_t preemptedPc = 0;
-    // When it parks and how often (park_history.h): written by the thread itself at each park in
-    // arbiter mode, reset at creation; read racily by the release watcher.
+    // How long it runs between a resume and its next park (park_history.h): written by the thread
+    // itself when it parks and resumes in arbiter mode, reset at creation; read racily by the
+    // release watcher.
     ParkRhythm parkRhythm;
 
     // --- The embedding layer's per-thread storage (arbrt::threadExtension): zeroed at creation;

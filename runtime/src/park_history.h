@@ -27,22 +27,26 @@ struct ParkRhythm {
 
 // Records a park at `nowTsc`: the burst since the resume joins an exponentially weighted average
 // with weight 1/4, so one slow phase (a page-fault storm, a descheduled carrier) moves it by a
-// quarter only.
+// quarter only. Called by the owning thread: it reads its own words plainly and stores each whole
+// (relaxed) for the watcher.
 inline void recordPark(ParkRhythm* r, uint64_t nowTsc) {
     if (r->resumeTsc != 0 && nowTsc > r->resumeTsc) {
         const uint64_t burst = nowTsc - r->resumeTsc;
-        r->burstTicks = r->burstTicks == 0 ? burst : r->burstTicks - r->burstTicks / 4 + burst / 4;
+        const uint64_t average =
+            r->burstTicks == 0 ? burst : r->burstTicks - r->burstTicks / 4 + burst / 4;
+        __atomic_store_n(&r->burstTicks, average, __ATOMIC_RELAXED);
     }
-    r->resumeTsc = 0;
+    __atomic_store_n(&r->resumeTsc, uint64_t{0}, __ATOMIC_RELAXED);
 }
 
-// Records the resume from a park at `nowTsc`: the next burst starts.
+// Records the resume from a park at `nowTsc`: the next burst starts (owning thread; one relaxed
+// store, as above).
 inline void recordResume(ParkRhythm* r, uint64_t nowTsc) {
-    r->resumeTsc = nowTsc;
+    __atomic_store_n(&r->resumeTsc, nowTsc, __ATOMIC_RELAXED);
 }
 
-// Racy accessors for the release watcher and the thread itself: each word is read and written
-// whole (relaxed atomics), the pair is not (see ParkRhythm).
+// Racy accessors for the release watcher and for resetting a recycled context: each word is read
+// and written whole (relaxed atomics), the pair is not (see ParkRhythm).
 inline ParkRhythm loadParkRhythm(const ParkRhythm* r) {
     return {__atomic_load_n(&r->resumeTsc, __ATOMIC_RELAXED),
             __atomic_load_n(&r->burstTicks, __ATOMIC_RELAXED)};

@@ -140,9 +140,7 @@ void switchTo(ThreadContext* self, ThreadContext* next, AfterSwitch action) {
         pollArbiter(c);
         if (action == AfterSwitch::park) {
             trackRhythm = true;
-            ParkRhythm rhythm = self->parkRhythm;
-            recordPark(&rhythm, rdtsc());
-            storeParkRhythm(&self->parkRhythm, rhythm);
+            recordPark(&self->parkRhythm, rdtsc());
         }
     }
     // A class change waits for the thread's switch, so it never moves while it runs or is queued
@@ -193,11 +191,7 @@ void switchTo(ThreadContext* self, ThreadContext* next, AfterSwitch action) {
     }
     // Resumed, possibly on another carrier: only `t` says which.
     completeSwitch(t);
-    if (trackRhythm) {  // back from the park: the next burst starts
-        ParkRhythm rhythm = self->parkRhythm;
-        recordResume(&rhythm, rdtsc());
-        storeParkRhythm(&self->parkRhythm, rhythm);
-    }
+    if (trackRhythm) recordResume(&self->parkRhythm, rdtsc());  // the next burst starts
 }
 
 bool claimParked(ThreadContext* t, uint32_t generation) {

@@ -65,7 +65,7 @@ FastEstimator::FastEstimator(const FastParams& params)
       history_(std::make_unique<detail::CoreHistory>()),
       wanted_(params.limits.minCores),
       idleSinceNs_(kMaxCoreIds, kNotIdle),
-      windowNs_(kUtilisationWindowGraces * params.idleGraceNs) {
+      windowNs_(baseWindowNs()) {
     if (auto error = validate(params)) throw std::invalid_argument(*error);
 }
 
@@ -161,10 +161,9 @@ void FastEstimator::addToWindow(const detail::CoreStep& step, bool waited) {
 // thread decided. Also ends a give-back's trial that lasted a window (it held: the window halves)
 // and restarts a window that has run its length, so it always measures the recent past.
 bool FastEstimator::giveBackOnUtilisation(uint32_t granted, uint64_t nowNs, Decision* d) {
-    const uint64_t baseNs = kUtilisationWindowGraces * params_.idleGraceNs;
     if (giveBackOnTrial_ && nowNs - giveBackNs_ > windowNs_) {
         giveBackOnTrial_ = false;
-        windowNs_ = std::max(baseNs, windowNs_ / 2);
+        windowNs_ = std::max(baseWindowNs(), windowNs_ / 2);
     }
     if (nowNs - windowStartNs_ < windowNs_) return false;
     const bool quiet = !windowWaited_ && windowGrantedNs_ > 0 && granted >= 2;
@@ -190,9 +189,7 @@ void FastEstimator::noteScaleUp(uint64_t nowNs) {
     if (!giveBackOnTrial_) return;
     giveBackOnTrial_ = false;
     if (nowNs - giveBackNs_ > windowNs_) return;
-    const uint64_t maxNs =
-        kMaxUtilisationWindowScale * kUtilisationWindowGraces * params_.idleGraceNs;
-    windowNs_ = std::min(maxNs, 2 * windowNs_);
+    windowNs_ = std::min(kMaxUtilisationWindowScale * baseWindowNs(), 2 * windowNs_);
 }
 
 // The window starts at a check, whose counters are the baseline of the next differences.

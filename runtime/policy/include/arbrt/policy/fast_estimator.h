@@ -56,7 +56,7 @@ namespace arbrt::policy {
 namespace detail {
 class CoreHistory;
 struct CoreStep;
-}
+}  // namespace detail
 
 // Settings of the fast estimator. A plain value; check with validate() before use.
 //
@@ -103,6 +103,8 @@ class FastEstimator final : public CoreEstimator {
     bool giveBackOnUtilisation(uint32_t granted, uint64_t nowNs, Decision* d);
     void noteScaleUp(uint64_t nowNs);
     void restartWindow(uint64_t nowNs);
+    // The utilisation window's starting (and shortest) length: kUtilisationWindowGraces graces.
+    uint64_t baseWindowNs() const { return kUtilisationWindowGraces * params_.idleGraceNs; }
 
     FastParams params_;
     std::unique_ptr<detail::CoreHistory> history_;
