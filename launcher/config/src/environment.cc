@@ -139,36 +139,26 @@ bool fromEnvironment(const std::function<const char*(const char*)>& lookup, Conf
         return v ? std::string_view(v) : std::string_view();
     };
     std::string_view v;
-    if (!(v = value(kEnvCores)).empty() && !detail::parseCoresAs(kEnvCores, v, &next, error)) {
-        return false;
-    }
-    if (!(v = value(kEnvPriority)).empty() &&
-        !detail::parsePriorityAs(kEnvPriority, v, &next, error)) {
-        return false;
-    }
-    if (!(v = value(kEnvClass)).empty() && !parseRules(v, &next.classRules, error)) return false;
-    if (!(v = value(kEnvDefaultClass)).empty() &&
-        !detail::parseThreadClassAs(kEnvDefaultClass, v, &next.defaultClass, error)) {
-        return false;
-    }
-    if (!(v = value(kEnvArbiter)).empty() &&
-        !detail::parseArbiterPathAs(kEnvArbiter, v, &next, error)) {
-        return false;
-    }
-    if (!(v = value(kEnvTrace)).empty() && !detail::parseTracePathAs(kEnvTrace, v, &next, error)) {
-        return false;
-    }
-    if (!(v = value(kEnvTimeSlice)).empty() &&
-        !detail::parseTimeSliceAs(kEnvTimeSlice, v, &next, error)) {
-        return false;
-    }
-    if (!(v = value(kEnvReleaseDefer)).empty() &&
-        !detail::parseReleaseDeferAs(kEnvReleaseDefer, v, &next, error)) {
-        return false;
-    }
-    if (!(v = value(kEnvIdleSpin)).empty() &&
-        !detail::parseIdleSpinAs(kEnvIdleSpin, v, &next, error)) {
-        return false;
+    // The variables that set Config fields, each through the parser its option uses, in the order
+    // their errors are reported.
+    using ConfigParser = bool (*)(std::string_view label, std::string_view text, Config * config,
+                                  std::string * error);
+    const std::pair<const char*, ConfigParser> configVars[] = {
+        {kEnvCores, detail::parseCoresAs},
+        {kEnvPriority, detail::parsePriorityAs},
+        {kEnvClass, [](std::string_view, std::string_view text, Config* c,
+                       std::string* e) { return parseRules(text, &c->classRules, e); }},
+        {kEnvDefaultClass,
+         [](std::string_view label, std::string_view text, Config* c, std::string* e) {
+             return detail::parseThreadClassAs(label, text, &c->defaultClass, e);
+         }},
+        {kEnvArbiter, detail::parseArbiterPathAs},
+        {kEnvTrace, detail::parseTracePathAs},
+        {kEnvTimeSlice, detail::parseTimeSliceAs},
+        {kEnvReleaseDefer, detail::parseReleaseDeferAs},
+        {kEnvIdleSpin, detail::parseIdleSpinAs}};
+    for (const auto& [name, parse] : configVars) {
+        if (!(v = value(name)).empty() && !parse(name, v, &next, error)) return false;
     }
     using detail::EstimatorField;
     const std::pair<const char*, EstimatorField> estimatorVars[] = {
