@@ -242,26 +242,36 @@ class FastRelease : public ::testing::Test {
         provider_.shutdown();
         EXPECT_TRUE(arbrt::stop());
     }
+    // Starts a thread that computes in the preemptible workload library until stop_ is set, and
+    // returns once it runs.
+    arbrt::ThreadId startComputing() {
+        std::atomic<bool> computing{false};
+        const arbrt::ThreadId t = arbrt::createThread([&] {
+            computing = true;
+            preempt_workload::spinUntil(&stop_);
+        });
+        while (!computing.load()) std::this_thread::yield();
+        return t;
+    }
+    // The thread was not lost with the released core: it finishes once another is granted.
+    void finishOnANewCore(arbrt::ThreadId t) {
+        stop_ = true;
+        provider_.grant(6);
+        EXPECT_EQ(arbrt::join(t), 0);
+    }
     ScriptedProvider provider_{true};
     const uint64_t releaseDeferNs_;
+    std::atomic<bool> stop_{false};
 };
 
 TEST_F(FastRelease, Reclaim_ComputingThreadGivesTheCoreBackAtOnce) {
     provider_.grant(5);
-    std::atomic<bool> computing{false}, stop{false};
     const uint64_t before = arbrt::stats().preemptions;
-    const arbrt::ThreadId t = arbrt::createThread([&] {
-        computing = true;
-        preempt_workload::spinUntil(&stop);
-    });
-    while (!computing.load()) std::this_thread::yield();
+    const arbrt::ThreadId t = startComputing();
     provider_.reclaim(5);  // hangs (test time-out) unless the computing thread is preempted
     EXPECT_TRUE(arbrt::activeCores().none());
     EXPECT_GE(arbrt::stats().preemptions, before + 1);
-    // The thread was not lost: it finishes once a core is granted again.
-    stop = true;
-    provider_.grant(6);
-    EXPECT_EQ(arbrt::join(t), 0);
+    finishOnANewCore(t);
 }
 
 // Barrier-aware release on one granted core. The rhythm-learning test runs real park cycles; the
@@ -285,20 +295,20 @@ class BarrierAwareRelease : public FastRelease {
 
 TEST_F(BarrierAwareRelease, ThreadThatParksRegularly_LearnsItsBursts) {
     provider_.grant(5);
-    std::atomic<bool> learnt{false}, stop{false};
+    std::atomic<bool> learnt{false};
     const arbrt::ThreadId t = arbrt::createThread([&] {
         for (int i = 0; i < 5; ++i) {
             preempt_workload::spinFor(1'000'000);  // a phase: at least 1 ms
             arbrt::sleepFor(10'000);               // the barrier: parks
         }
         learnt = true;
-        preempt_workload::spinUntil(&stop);
+        preempt_workload::spinUntil(&stop_);
     });
     while (!learnt.load()) std::this_thread::yield();
     const arbrt::detail::ParkRhythm r = arbrt::detail::loadParkRhythm(&t.context->parkRhythm);
     EXPECT_NE(r.resumeTsc, 0u) << "running since its last resume";
     EXPECT_GE(r.burstTicks, arbrt::detail::ticksForNs(1'000'000) * 9 / 10);
-    stop = true;
+    stop_ = true;
     EXPECT_EQ(arbrt::join(t), 0);
 }
 
@@ -307,12 +317,12 @@ TEST_F(BarrierAwareRelease, ThreadThatParksRegularly_LearnsItsBursts) {
 // the core goes back there. The margins dwarf any scheduling delay on a loaded host.
 TEST_F(BarrierAwareRelease, ParkExpectedWithinTheBudget_CoreGoesBackAtThePark) {
     provider_.grant(5);
-    std::atomic<bool> computing{false}, reachBarrier{false}, stop{false}, reclaimed{false};
+    std::atomic<bool> computing{false}, reachBarrier{false}, reclaimed{false};
     const arbrt::ThreadId t = arbrt::createThread([&] {
         computing = true;
         preempt_workload::spinUntil(&reachBarrier);
         arbrt::sleepFor(10'000);  // parks: the dispatcher gives the core back here
-        preempt_workload::spinUntil(&stop);
+        preempt_workload::spinUntil(&stop_);
     });
     while (!computing.load()) std::this_thread::yield();
     giveRhythm(t, 50'000'000);
@@ -331,20 +341,13 @@ TEST_F(BarrierAwareRelease, ParkExpectedWithinTheBudget_CoreGoesBackAtThePark) {
     EXPECT_EQ(after.releasesAwaitingPark, before.releasesAwaitingPark + 1);
     EXPECT_EQ(after.preemptions, before.preemptions) << "preempted mid-phase";
     EXPECT_EQ(after.releasesPreemptedAfterWaiting, before.releasesPreemptedAfterWaiting);
-    stop = true;
-    provider_.grant(6);
-    EXPECT_EQ(arbrt::join(t), 0);
+    finishOnANewCore(t);
 }
 
 TEST_F(BarrierAwareRelease, ThreadThatStopsParking_IsPreemptedOnceOverdue) {
     provider_.grant(5);
-    std::atomic<bool> computing{false}, stop{false};
-    const arbrt::ThreadId t = arbrt::createThread([&] {
-        computing = true;
-        preempt_workload::spinUntil(&stop);  // never parks again
-    });
-    while (!computing.load()) std::this_thread::yield();
-    giveRhythm(t, 10'000'000);  // it used to park every 10 ms: overdue at 20 ms
+    const arbrt::ThreadId t = startComputing();  // never parks again
+    giveRhythm(t, 10'000'000);                   // it used to park every 10 ms: overdue at 20 ms
     const arbrt::RuntimeStats before = arbrt::stats();
     provider_.reclaim(5);  // hangs (test time-out) unless the thread is preempted after all
     const arbrt::RuntimeStats after = arbrt::stats();
@@ -354,27 +357,18 @@ TEST_F(BarrierAwareRelease, ThreadThatStopsParking_IsPreemptedOnceOverdue) {
     // any wait it started ended in a preemption.
     EXPECT_EQ(after.releasesAwaitingPark - before.releasesAwaitingPark,
               after.releasesPreemptedAfterWaiting - before.releasesPreemptedAfterWaiting);
-    stop = true;
-    provider_.grant(6);
-    EXPECT_EQ(arbrt::join(t), 0);
+    finishOnANewCore(t);
 }
 
 TEST_F(FastRelease, NeverParkedThread_IsPreemptedWithoutWaiting) {
     provider_.grant(5);
-    std::atomic<bool> computing{false}, stop{false};
-    const arbrt::ThreadId t = arbrt::createThread([&] {
-        computing = true;
-        preempt_workload::spinUntil(&stop);
-    });
-    while (!computing.load()) std::this_thread::yield();
+    const arbrt::ThreadId t = startComputing();
     const arbrt::RuntimeStats before = arbrt::stats();
     provider_.reclaim(5);
     const arbrt::RuntimeStats after = arbrt::stats();
     EXPECT_EQ(after.releasesAwaitingPark, before.releasesAwaitingPark);
     EXPECT_GE(after.preemptions, before.preemptions + 1);
-    stop = true;
-    provider_.grant(6);
-    EXPECT_EQ(arbrt::join(t), 0);
+    finishOnANewCore(t);
 }
 
 TEST(ArbiterModeOptions, ReleaseDeferAboveTheMaximum_IsRejected) {
