@@ -39,17 +39,6 @@ bool actionable(int word) {
     return (word & (kDisabled | kCanceled | kExiting | kTerminated)) == kCanceled;
 }
 
-// The signal frame's return path: exactly the bytes libgcc's unwinder recognises as a signal
-// trampoline (mov $15,%rax; syscall), so forced unwinding from the handler crosses the frame.
-extern "C" void arbrun_restore_rt();
-asm(".text\n"
-    ".p2align 4\n"
-    ".type arbrun_restore_rt,@function\n"
-    "arbrun_restore_rt:\n"
-    "  movq $15, %rax\n"
-    "  syscall\n"
-    ".size arbrun_restore_rt, .-arbrun_restore_rt\n");
-
 // SIGCANCEL on a carrier: unwind the user thread running there if (and only if) it is cancelled
 // with asynchronous cancellation enabled, as glibc's sigcancel_handler does for native threads.
 // Never when interrupted inside this library (its locks may be held): the thread acts at its
@@ -73,7 +62,7 @@ void installCancelHandler() {
     static std::once_flag once;
     std::call_once(once, [] {
         KernelSigaction sa{onCancelSignal, SA_SIGINFO | SA_RESTART | SA_NODEFER | kSaRestorer,
-                           arbrun_restore_rt, 0};
+                           libcSignalRestorer(), 0};
         kernelSigaction(kSigCancel, &sa, nullptr);
     });
 }

@@ -28,6 +28,7 @@
 
 #include "arbrt/arbrt.h"
 #include "arbrt/io.h"
+#include "futex.h"
 #include "real_libc.h"
 #include "shared_memory.h"
 #include "shim.h"
@@ -142,7 +143,8 @@ bool sharedFutex(int cmd, const long a[6], long* result) {
     }
 }
 
-// Returns true (and *result) if the call was a futex operation handled here.
+}  // namespace
+
 bool emulateFutex(long a[6], long* result) {
     const int op = int(a[1]);
     if (ensureStarted() != Mode::runtime) return false;
@@ -183,14 +185,11 @@ bool emulateFutex(long a[6], long* result) {
     }
 }
 
-// The system calls that may add or remove shared mappings (the interposed functions are in
-// mappings.cc; these are their syscall() forms).
 bool changesMappings(long number) {
     return number == SYS_mmap || number == SYS_munmap || number == SYS_mremap ||
            number == SYS_shmat || number == SYS_shmdt;
 }
 
-}  // namespace
 }  // namespace arbrun
 
 // syscall(): futexes as described at the top; everything else is libc's.

@@ -18,6 +18,7 @@
 #include "arbrt/arbrt.h"
 #include "arbrt/sync.h"
 #include "cancel.h"
+#include "kernel_sigaction.h"
 #include "raw_syscall.h"
 #include "real_libc.h"
 #include "shim.h"
@@ -323,6 +324,7 @@ void pendProcess(int sig, const siginfo_t* info) {
 
 // The kernel-side handler of every wrapped signal (all real signals blocked while it runs).
 void onSignal(int sig, siginfo_t* info, void* context) {
+    if (sig == SIGSYS && arbrt::onSyscallDispatchSignal(info, context)) return;  // no errno use
     const int savedErrno = errno;
     SignalThreadState* me = selfSignals();
     const auto* uc = static_cast<const ucontext_t*>(context);
@@ -343,6 +345,9 @@ void installWrapperLocked(int sig, int programFlags) {
     sa.sa_sigaction = onSignal;
     sa.sa_flags = SA_SIGINFO | (programFlags & SA_RESTART);
     sigfillset(&sa.sa_mask);
+    // A program's handler may issue a raw system call, which traps: a blocked SIGSYS would be
+    // forced through with the default action (syscall_dispatch.h).
+    sigdelset(&sa.sa_mask, SIGSYS);
     ARBRUN_REAL(sigaction)(sig, &sa, nullptr);
     gActions[sig].wrapped.store(true, std::memory_order_release);
 }
@@ -626,6 +631,20 @@ int deliverPendingSignals(bool* restartable) {
         runDisposition(me, sig, &info, nullptr);
         ++ran;
     }
+}
+
+void catchTrappedSyscalls() {
+    ensureWrapped(SIGSYS);
+}
+
+void (*libcSignalRestorer())() {
+    static void (*restorer)() = [] {
+        catchTrappedSyscalls();  // installed through libc's sigaction, which sets its restorer
+        KernelSigaction current{};
+        kernelSigaction(SIGSYS, nullptr, &current);
+        return current.restorer;
+    }();
+    return restorer;
 }
 
 }  // namespace arbrun

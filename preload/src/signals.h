@@ -42,6 +42,16 @@ int deliverPendingSignals(bool* restartable);
 // True when the calling user thread has a pending signal it does not block.
 bool signalDeliverable();
 
+// Start-up, before the runtime's carriers turn syscall user dispatch on: installs the wrapper for
+// SIGSYS, which passes the runtime's trapped system calls to it (arbrt::onSyscallDispatchSignal)
+// and any other SIGSYS to the program's disposition.
+void catchTrappedSyscalls();
+
+// glibc's signal-return trampoline (__restore_rt: the bytes libgcc's unwinder recognises, inside
+// libc's text, so syscall user dispatch lets its rt_sigreturn through), for handlers installed
+// with the raw rt_sigaction. Read back from the SIGSYS wrapper libc installed.
+void (*libcSignalRestorer())();
+
 // Whether `pc` lies in this library's code (where an asynchronous handler must not run).
 bool pcInLibrary(uintptr_t pc);
 

@@ -20,14 +20,17 @@
 #include "arbconfig/config.h"
 #include "arbrt/arbrt.h"
 #include "arbrt/host.h"
+#include "arbrt/platform.h"
 #include "arbrt/policy/arachne_estimator.h"
 #include "arbrt/policy/fast_estimator.h"
 #include "cancel.h"
 #include "classes.h"
 #include "fork.h"
+#include "raw_syscalls.h"
 #include "real_libc.h"
 #include "setxid.h"
 #include "shim.h"
+#include "signals.h"
 
 namespace arbrun {
 namespace {
@@ -148,15 +151,29 @@ void printStats() {
     const arbrt::RuntimeStats s = arbrt::stats();
     std::fprintf(stderr,
                  "arbrun: stats: threads created %llu, peak live threads %llu, context switches "
-                 "%llu, steals %llu, blocking calls handed off %llu, preemptions %llu, cores "
+                 "%llu, steals %llu, blocking calls handed off %llu, preemptions %llu, raw system "
+                 "calls trapped %llu, cores "
                  "reserved %llu, exclusive fallbacks %llu, releases awaiting a park %llu (then "
                  "preempted %llu), cores %d\n",
                  (unsigned long long)s.threadsCreated, (unsigned long long)s.peakLiveThreads,
                  (unsigned long long)s.contextSwitches, (unsigned long long)s.steals,
                  (unsigned long long)s.coresLent, (unsigned long long)s.preemptions,
-                 (unsigned long long)s.coresReserved, (unsigned long long)s.exclusiveFallbacks,
+                 (unsigned long long)s.trappedSyscalls, (unsigned long long)s.coresReserved,
+                 (unsigned long long)s.exclusiveFallbacks,
                  (unsigned long long)s.releasesAwaitingPark,
                  (unsigned long long)s.releasesPreemptedAfterWaiting, arbrt::numCores());
+}
+
+// Says (verbosely) whether system calls the program issues outside libc are caught, and if not
+// why: they then block their carrier until the monitor lends the core (`arbrun doctor` says so
+// too).
+void reportRawSyscallCatching() {
+    std::string why;
+    if (arbrt::syscallDispatchActive()) {
+        logVerbose("system calls issued outside libc are caught (syscall user dispatch)");
+    } else if (!arbrt::syscallDispatchAvailable(&why)) {
+        logVerbose("system calls issued outside libc are not caught: %s", why.c_str());
+    }
 }
 
 Mode decideMode() {
@@ -175,6 +192,8 @@ Mode decideMode() {
         options.timeSliceNs = uint64_t(config().timeSliceUs) * 1000;
         options.releaseDeferNs = uint64_t(config().releaseDeferUs) * 1000;
     }
+    options.rawSyscallHandler = handleRawSyscall;
+    catchTrappedSyscalls();
     arbrt::setHostThreadApi({ARBRUN_REAL(pthread_create), ARBRUN_REAL(pthread_join)});
     if (!config().standalone) connectArbiter(&options);
     if (options.coreProvider) {
@@ -189,6 +208,7 @@ Mode decideMode() {
             if (config().stats) std::atexit(printStats);
             logVerbose("runtime started with up to %d cores from the core arbiter",
                        options.numCores);
+            reportRawSyscallCatching();
             return Mode::runtime;
         }
     }
@@ -199,6 +219,7 @@ Mode decideMode() {
     }
     if (config().stats) std::atexit(printStats);
     logVerbose("runtime started with %d cores", arbrt::numCores());
+    reportRawSyscallCatching();
     return Mode::runtime;
 }
 

@@ -1,6 +1,6 @@
 // x86-64 primitives the runtime needs on its hot paths: TSC, thread-pointer switching, raw system
-// calls. Raw syscalls (not libc's syscall()) because the preload layer interposes syscall() and
-// libc wrappers write errno, which lives in whichever user thread's TLS is current.
+// calls (arbrt/raw_syscall.h; not libc's syscall(), because the preload layer interposes syscall()
+// and libc wrappers write errno, which lives in whichever user thread's TLS is current).
 #pragma once
 
 #include <sys/syscall.h>
@@ -8,6 +8,8 @@
 #include <atomic>
 #include <cstdint>
 #include <ctime>
+
+#include "arbrt/raw_syscall.h"
 
 namespace arbrt::detail {
 
@@ -21,18 +23,7 @@ inline void cpuRelax() {
     __builtin_ia32_pause();
 }
 
-inline long rawSyscall(long n, long a = 0, long b = 0, long c = 0, long d = 0, long e = 0,
-                       long f = 0) {
-    long ret;
-    register long r10 asm("r10") = d;
-    register long r8 asm("r8") = e;
-    register long r9 asm("r9") = f;
-    asm volatile("syscall"
-                 : "=a"(ret)
-                 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-                 : "rcx", "r11", "memory");
-    return ret;  // -errno on failure
-}
+using arbrt::rawSyscall;
 
 // FUTEX_WAIT_PRIVATE with a relative timeout (nullptr: none). Returns 0 or -errno (EAGAIN,
 // ETIMEDOUT, EINTR): callers always re-check their condition.

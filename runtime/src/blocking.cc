@@ -18,6 +18,7 @@
 #include "estimation.h"
 #include "preempt.h"
 #include "runtime_state.h"
+#include "syscall_dispatch.h"
 #include "trace.h"
 
 namespace arbrt {
@@ -206,6 +207,7 @@ void* spareCarrierMain(void* arg) {
     s->nativeTcb = threadPointer();
     writeTcbSlot(s->nativeTcb, kCarrierSlot, s);
     recordCarrierSignalMask(s);
+    enableSyscallDispatch(s);
     for (;;) {
         while (s->spareWord.load(std::memory_order_acquire) == 0 &&
                !rt.stopping.load(std::memory_order_acquire)) {

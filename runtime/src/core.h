@@ -137,6 +137,11 @@ struct Carrier {
     std::atomic<uint32_t> spareWord{0};  // spare: 1 once the monitor gave it a core
     Carrier* nextSpare = nullptr;        // idle-spare list link (under RuntimeState::spareLock)
     uint64_t baseSigmask = 0;            // its real signal mask while running user threads
+    // Syscall user dispatch's selector for this kernel thread (syscall_dispatch.h), read by the
+    // kernel at each system call from outside libc: trapped, except in the window after a clone
+    // ran in place, which the SIGSYS handler opens and this carrier's next switch closes. Written
+    // only on this kernel thread.
+    std::atomic<uint8_t> syscallSelector{1 /*kSyscallsTrapped*/};
 };
 
 // --- Run queues and placement (core.cc).

@@ -17,6 +17,7 @@
 #include "arch.h"
 #include "glibc_tcb.h"
 #include "runtime_state.h"
+#include "trampoline_asm.h"
 
 // Read by the trampoline (hidden: addressed RIP-relative from position-independent code).
 extern "C" {
@@ -27,15 +28,10 @@ void arbrt_preempt_trampoline();
 }
 
 // Entered instead of the interrupted instruction, with every register as it was. It steps over
-// the interrupted code's red zone (128 bytes the ABI lets leaf code use below %rsp), reserves the
-// return slot, saves the flags, the 15 general registers and (64-byte aligned) the FP/vector state,
-// calls arbrtPreempted (which fills the return slot with the interrupted address and yields), then
-// restores everything and returns to the interrupted address, popping the red-zone gap with it.
-// Unwind information covers the call (an asynchronous cancellation acted on in the resume hook
-// unwinds through here into the interrupted function): with R the interrupted %rsp, %rbx holds
-// R - 264 from the save on, the return slot is at R - 136 and the interrupted %rbx, %rbp and
-// %r12-%r15 at R - 160, R - 200 and R - 240 ... R - 264. It is a signal frame: the address in the
-// slot is the interrupted instruction itself, not a return address after a call.
+// the red zone, reserves the resume slot (trampoline_asm.h: the same frame as the system-call
+// trampoline), calls arbrtPreempted (which fills the slot with the interrupted address and
+// yields), then restores everything and resumes there. It is a signal frame for the unwinder: the
+// address in the slot is the interrupted instruction itself, not a return address after a call.
 asm(R"(
     .text
     .p2align 4
@@ -47,77 +43,10 @@ arbrt_preempt_trampoline:
     .cfi_signal_frame
     lea -128(%rsp), %rsp
     pushq $0
-    pushfq
-    push %rax
-    push %rbx
-    push %rcx
-    push %rdx
-    push %rsi
-    push %rdi
-    push %rbp
-    push %r8
-    push %r9
-    push %r10
-    push %r11
-    push %r12
-    push %r13
-    push %r14
-    push %r15
-    mov %rsp, %rbx
-    .cfi_def_cfa %rbx, 264
-    .cfi_offset %rip, -136
-    .cfi_offset %rbx, -160
-    .cfi_offset %rbp, -200
-    .cfi_offset %r12, -240
-    .cfi_offset %r13, -248
-    .cfi_offset %r14, -256
-    .cfi_offset %r15, -264
-    sub arbrtXsaveSize(%rip), %rsp
-    and $-64, %rsp
-    cmpb $0, arbrtUseXsave(%rip)
-    je 1f
-    xor %eax, %eax
-    mov %rax, 512(%rsp)
-    mov %rax, 520(%rsp)
-    mov %rax, 528(%rsp)
-    mov %rax, 536(%rsp)
-    mov %rax, 544(%rsp)
-    mov %rax, 552(%rsp)
-    mov %rax, 560(%rsp)
-    mov %rax, 568(%rsp)
-    mov $-1, %eax
-    mov $-1, %edx
-    xsave64 (%rsp)
-    jmp 2f
-1:  fxsave64 (%rsp)
-2:  cld
+)" ARBRT_TRAMPOLINE_SAVE_ASM R"(
     lea 128(%rbx), %rdi
     call arbrtPreempted
-    cmpb $0, arbrtUseXsave(%rip)
-    je 3f
-    mov $-1, %eax
-    mov $-1, %edx
-    xrstor64 (%rsp)
-    jmp 4f
-3:  fxrstor64 (%rsp)
-4:  mov %rbx, %rsp
-    pop %r15
-    pop %r14
-    pop %r13
-    pop %r12
-    pop %r11
-    pop %r10
-    pop %r9
-    pop %r8
-    pop %rbp
-    pop %rdi
-    pop %rsi
-    pop %rdx
-    pop %rcx
-    pop %rbx
-    pop %rax
-    popfq
-    ret $128
+)" ARBRT_TRAMPOLINE_RESTORE_ASM R"(
     .cfi_endproc
     .size arbrt_preempt_trampoline, .-arbrt_preempt_trampoline
 )");
@@ -231,11 +160,15 @@ std::once_flag gInitOnce;
 
 }  // namespace
 
-void initPreemption() {
+void initSafePoints() {
     std::call_once(gInitOnce, [] {
         detectFpState();
         dl_iterate_phdr(scanObject, nullptr);
     });
+}
+
+void initPreemption() {
+    initSafePoints();
     const RuntimeOptions& o = gRuntime->options;
     if (o.preemptSignal != 0 && o.installPreemptHandler) {
         struct sigaction sa {};

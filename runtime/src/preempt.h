@@ -20,7 +20,10 @@ namespace arbrt::detail {
 struct Core;
 struct Carrier;
 
-// Start-up: the objects preemption must not interrupt and the FP/vector state size. Idempotent.
+// Start-up: the objects no trampoline may interrupt (unsafe code) and the FP/vector state size the
+// trampolines save. Idempotent; also part of initPreemption().
+void initSafePoints();
+// Start-up: initSafePoints(), and the runtime's own preemption handler if it owns the signal.
 void initPreemption();
 // A carrier records the signal mask it runs user threads with (its own kernel thread, at start).
 void recordCarrierSignalMask(Carrier* c);

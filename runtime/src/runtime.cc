@@ -17,6 +17,7 @@
 #include "release_watcher.h"
 #include "request_sender.h"
 #include "runtime_state.h"
+#include "syscall_dispatch.h"
 #include "trace.h"
 
 namespace arbrt {
@@ -76,6 +77,7 @@ void* carrierMain(void* arg) {
     c->nativeTcb = threadPointer();
     writeTcbSlot(c->nativeTcb, kCarrierSlot, c);
     recordCarrierSignalMask(c);
+    enableSyscallDispatch(c);
     AltStack altStack;  // for the stack-overflow report, on this kernel thread
     if (gRuntime->provider) {
         runGrantedCores(c);
@@ -147,6 +149,10 @@ std::optional<Error> startRuntime(const RuntimeOptions& options) {
         return err;
     }
     initPreemption();
+    if (options.rawSyscallHandler) {
+        std::string why;
+        if (!initSyscallDispatch(&why)) rt->syscallDispatchRefusal = why;
+    }
     if (!startMonitor() || !startPoller() || !startReleaseWatcher() || !startRequestSender()) {
         rt->stopping.store(true, std::memory_order_release);
         stopRequestSender();
@@ -284,6 +290,7 @@ RuntimeStats stats() {
         s.threadsCreated += rt->cores[i].threadsCreated.load(std::memory_order_relaxed);
     }
     s.preemptions = preemptionCount();
+    s.trappedSyscalls = trappedSyscallCount();
     s.releasesAwaitingPark = rt->releasesAwaitingPark.load(std::memory_order_relaxed);
     s.releasesPreemptedAfterWaiting =
         rt->releasesPreemptedAfterWaiting.load(std::memory_order_relaxed);

@@ -52,6 +52,9 @@ struct RuntimeState {
     alignas(64) std::atomic<uint32_t> monitorWord{0};  // futex: 1 = look now
     std::atomic<bool> monitorNapping{false};           // sleeping longer than its shortest period
     std::atomic<uint64_t> coresLent{0};                // blocking calls whose core was lent
+    // Why raw system calls are not caught although the options asked for it (empty: they are, or
+    // were not asked for). Written at start-up only.
+    std::string syscallDispatchRefusal;
 
     // Fast release (release_watcher.cc), arbiter mode only.
     pthread_t releaseWatcherThread{};

@@ -174,6 +174,11 @@ void switchTo(ThreadContext* self, ThreadContext* next, AfterSwitch action) {
     }
     core->contextSwitches.store(core->contextSwitches.load(std::memory_order_relaxed) + 1,
                                 std::memory_order_relaxed);
+    // Re-arms syscall user dispatch after a clone ran in place (syscall_dispatch.h): one load of
+    // the carrier's own line.
+    if (c->syscallSelector.load(std::memory_order_relaxed) != 1 /*kSyscallsTrapped*/) [[unlikely]] {
+        c->syscallSelector.store(1, std::memory_order_relaxed);
+    }
     c->record.from = self;
     c->record.action = action;
     transfer_t t;

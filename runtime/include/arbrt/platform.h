@@ -19,4 +19,9 @@ std::string glibcVersion();
 // run. Call from a thread whose TCB glibc allocated. Changes nothing.
 bool glibcLayoutSupported(std::string* why);
 
+// Whether system calls a program issues with the `syscall` instruction outside libc can be caught
+// (Linux syscall user dispatch over libc's text, 5.11+); false with *why when start() would run
+// without it (such calls then block their carrier until the monitor lends its core away).
+bool syscallDispatchAvailable(std::string* why);
+
 }  // namespace arbrt

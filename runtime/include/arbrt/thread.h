@@ -1,6 +1,8 @@
 // User threads, cores and the runtime's lifecycle.
 #pragma once
 
+#include <signal.h>
+
 #include <bitset>
 #include <cstddef>
 #include <cstdint>
@@ -79,6 +81,14 @@ struct RuntimeOptions {
     // format in runtime/src/trace.h), written while the runtime runs. Empty: none. A fork child
     // does not inherit it.
     std::string tracePath;
+    // System calls issued by the `syscall` instruction outside libc (syscall user dispatch, Linux
+    // 5.11+; rules in runtime/src/syscall_dispatch.h): non-null turns dispatch on for every
+    // carrier, and a user thread that issues such a call runs this handler instead, in normal
+    // context, with the call's number and arguments; it returns the call's raw result (-errno on
+    // failure) and may block like any interposed call. The embedder's SIGSYS handler must pass
+    // the signal to onSyscallDispatchSignal, and no carrier may block SIGSYS. Where the kernel
+    // lacks the feature the runtime starts without it (syscallDispatchActive() says so).
+    long (*rawSyscallHandler)(long number, const long args[6]) = nullptr;
 };
 
 // For the handler of RuntimeOptions::preemptSignal on a carrier (async-signal-safe): true when the
@@ -89,6 +99,14 @@ struct RuntimeOptions {
 // with the runtime is preempted only in code of its other objects (the preload library has no such
 // limit).
 bool onPreemptSignal(void* ucontext);
+// For the embedder's SIGSYS handler (async-signal-safe): true when the signal was a system call
+// trapped by syscall user dispatch (si_code SYS_USER_DISPATCH), now dealt with: `ucontext` then
+// either holds the call's result or leads into the runtime's trampoline. False for any other
+// SIGSYS, which is the program's.
+bool onSyscallDispatchSignal(siginfo_t* info, void* ucontext);
+// Whether raw system calls are being caught (RuntimeOptions::rawSyscallHandler was set and the
+// platform allowed it).
+bool syscallDispatchActive();
 // Called on a preempted thread right before it resumes its interrupted code, in normal (not signal)
 // context: where the embedder acts on what would have interrupted the thread at that instruction
 // natively (asynchronous cancellation, pending signals). It may unwind (pthread_exit). Null: none.
@@ -278,9 +296,10 @@ struct RuntimeStats {
     uint64_t liveThreads;
     uint64_t peakLiveThreads;
     uint64_t contextSwitches;
-    uint64_t steals;       // runnable threads taken by an idle core from a busy one
-    uint64_t coresLent;    // blocking calls during which the core was lent to a spare carrier
-    uint64_t preemptions;  // threads switched out at a safe point by the preemption signal
+    uint64_t steals;           // runnable threads taken by an idle core from a busy one
+    uint64_t coresLent;        // blocking calls during which the core was lent to a spare carrier
+    uint64_t preemptions;      // threads switched out at a safe point by the preemption signal
+    uint64_t trappedSyscalls;  // system calls from outside libc caught by syscall user dispatch
     // Arbiter mode: cores asked back whose release waited for the runner's park (barrier-aware
     // release), and of those, the ones whose runner had to be preempted after all (it did not park
     // within the budget).
