@@ -37,6 +37,22 @@ Check checkGlibc(SystemProbe& probe) {
                 "on glibc 2.36 (Debian 12) or teach runtime/src/glibc_layout.* this version"};
 }
 
+// System calls a program issues itself (libgomp's futexes, JIT code): without syscall user
+// dispatch they block their carrier until the monitor lends the core away. Speed only.
+Check checkSyscalls(SystemProbe& probe) {
+    std::string why;
+    if (probe.syscallDispatch(&why)) {
+        return {Verdict::ok, "syscalls",
+                "caught: system calls a program issues outside libc (OpenMP's futex waits, JIT "
+                "code) wait at user level like the pthread API (syscall user dispatch)"};
+    }
+    return {Verdict::warn, "syscalls",
+            "not caught (" + why +
+                "): a program that waits with its own system calls (OpenMP, Go, JIT code) blocks "
+                "a carrier until its core is lent to a spare carrier, and spins on it meanwhile; "
+                "such programs may run much slower than natively; fix: Linux >= 5.11"};
+}
+
 // Whether a v1 hierarchy's options name a controller.
 bool contains(const std::vector<std::string>& items, const std::string& item) {
     return std::find(items.begin(), items.end(), item) != items.end();
@@ -195,6 +211,7 @@ std::vector<Check> runChecks(SystemProbe& probe, const std::string& arbiterSocke
     std::vector<Check> checks;
     checks.push_back(checkFsgsbase(probe));
     checks.push_back(checkGlibc(probe));
+    checks.push_back(checkSyscalls(probe));
     checks.push_back(checkCgroups(probe));
     checks.push_back(checkRoot(probe, arbiter));
     checks.push_back(checkArbiter(arbiter, arbiterSocket));

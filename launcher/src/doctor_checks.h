@@ -56,6 +56,9 @@ class SystemProbe {
     virtual ~SystemProbe() = default;
     virtual bool hasFsgsbase() = 0;
     virtual GlibcFacts glibc() = 0;
+    // Whether system calls issued outside libc can be caught (arbrt::syscallDispatchAvailable);
+    // false with *why otherwise.
+    virtual bool syscallDispatch(std::string* why) = 0;
     // A whole file (/proc/self/mountinfo, cgroup.controllers, ...); nullopt when unreadable.
     virtual std::optional<std::string> readFile(const std::string& path) = 0;
     virtual uid_t effectiveUid() = 0;
@@ -68,11 +71,11 @@ class SystemProbe {
 struct Check {
     enum class Verdict { ok, warn, fail };
     Verdict verdict = Verdict::ok;
-    std::string name;    // fsgsbase, glibc, cgroups, root, arbiter, preload
+    std::string name;    // fsgsbase, glibc, syscalls, cgroups, root, arbiter, preload
     std::string detail;  // what was found; when not OK, what it costs and how to fix it
 };
 
-// Every check, in report order: fsgsbase, glibc, cgroups, root, arbiter, preload.
+// Every check, in report order: fsgsbase, glibc, syscalls, cgroups, root, arbiter, preload.
 std::vector<Check> runChecks(SystemProbe& probe, const std::string& arbiterSocket);
 
 // "OK    fsgsbase  ..." per check, then a summary line; ends with a newline.

@@ -135,6 +135,7 @@ PreloadTrial judgeTrial(const ChildResult& result, const std::string& stderrText
 class RealSystemProbe final : public SystemProbe {
   public:
     bool hasFsgsbase() override { return arbrt::fsgsbaseAvailable(); }
+    bool syscallDispatch(std::string* why) override { return arbrt::syscallDispatchAvailable(why); }
 
     GlibcFacts glibc() override {
         GlibcFacts facts;

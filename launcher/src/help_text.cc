@@ -35,8 +35,9 @@ constexpr const char* kFooter =
     "\n"
     "Subcommands (only as the first argument; run a program named doctor or ab\n"
     "with 'arbrun -- doctor'):\n"
-    "  doctor  check what arbrun needs of this machine: FSGSBASE, glibc, cgroup\n"
-    "          cpusets, root, the core arbiter, the preload library\n"
+    "  doctor  check what arbrun needs of this machine: FSGSBASE, glibc, syscall\n"
+    "          user dispatch, cgroup cpusets, root, the core arbiter, the preload\n"
+    "          library\n"
     "  ab      run a program natively and under arbrun alternately; compare\n"
     "          wall time, CPU time, peak RSS and output\n"
     "  See 'arbrun doctor --help' and 'arbrun ab --help'.";
@@ -48,7 +49,9 @@ constexpr const char* kDoctorDescription =
 
 constexpr const char* kDoctorFooter =
     "Checks: FSGSBASE (fast thread-pointer switch); glibc (the runtime's own thread-layout\n"
-    "probe); cgroup cpusets, v1 or v2 (from /proc/self/mountinfo); root (the arbiter's\n"
+    "probe); syscalls (whether system calls a program issues outside libc, as OpenMP\n"
+    "and JIT code do, can be caught: Linux syscall user dispatch, 5.11+); cgroup\n"
+    "cpusets, v1 or v2 (from /proc/self/mountinfo); root (the arbiter's\n"
     "cpuset backends need it); the core arbiter (hello and status over its socket); the\n"
     "preload library (found as arbrun finds it, then /bin/true run under it standalone).\n"
     "\n"

@@ -23,6 +23,7 @@ class FakeProbe : public SystemProbe {
         {"/sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n"},
         {"/sys/fs/cgroup/cgroup.subtree_control", "cpuset cpu memory\n"},
     };
+    std::string dispatchRefusal;  // empty: syscall user dispatch works
     uid_t uid = 0;
     ArbiterFacts arbiterFacts{ArbiterFacts::State::running, "", 6, 2};
     PreloadFacts preload{true, "/opt/arbrun/lib/libarbrun.so", ""};
@@ -30,6 +31,10 @@ class FakeProbe : public SystemProbe {
     std::string askedSocket;
 
     bool hasFsgsbase() override { return fsgsbase; }
+    bool syscallDispatch(std::string* why) override {
+        if (!dispatchRefusal.empty()) *why = dispatchRefusal;
+        return dispatchRefusal.empty();
+    }
     GlibcFacts glibc() override { return glibcFacts; }
     std::optional<std::string> readFile(const std::string& path) override {
         auto it = files.find(path);
@@ -59,8 +64,9 @@ using Verdict = Check::Verdict;
 TEST(RunChecks, HealthyHostIsAllOk) {
     FakeProbe probe;
     const auto checks = runChecks(probe, kSocket);
-    ASSERT_EQ(checks.size(), 6u);
-    const char* order[] = {"fsgsbase", "glibc", "cgroups", "root", "arbiter", "preload"};
+    ASSERT_EQ(checks.size(), 7u);
+    const char* order[] = {"fsgsbase", "glibc",   "syscalls", "cgroups",
+                           "root",     "arbiter", "preload"};
     for (size_t i = 0; i < checks.size(); ++i) {
         EXPECT_EQ(checks[i].name, order[i]);
         EXPECT_EQ(checks[i].verdict, Verdict::ok) << checks[i].detail;
@@ -102,6 +108,26 @@ TEST(RunChecks, NoFsgsbaseIsOnlyAWarning) {
     const Check c = find(checks, "fsgsbase");
     EXPECT_EQ(c.verdict, Verdict::warn);
     EXPECT_NE(c.detail.find("arch_prctl (~150 ns instead of ~13 ns)"), std::string::npos);
+    EXPECT_EQ(doctorExitStatus(checks), 0);
+}
+
+TEST(RunChecks, SyscallDispatch_AvailableIsOk) {
+    FakeProbe probe;
+    const Check c = find(runChecks(probe, kSocket), "syscalls");
+    EXPECT_EQ(c.verdict, Verdict::ok);
+    EXPECT_NE(c.detail.find("syscall user dispatch"), std::string::npos);
+}
+
+TEST(RunChecks, SyscallDispatch_MissingIsAWarningThatSaysWhatIsLost) {
+    FakeProbe probe;
+    probe.dispatchRefusal = "the kernel refuses syscall user dispatch (Invalid argument)";
+    const auto checks = runChecks(probe, kSocket);
+    const Check c = find(checks, "syscalls");
+    EXPECT_EQ(c.verdict, Verdict::warn);
+    EXPECT_NE(c.detail.find("(the kernel refuses syscall user dispatch (Invalid argument))"),
+              std::string::npos);
+    EXPECT_NE(c.detail.find("blocks a carrier"), std::string::npos);
+    EXPECT_NE(c.detail.find("Linux >= 5.11"), std::string::npos);
     EXPECT_EQ(doctorExitStatus(checks), 0);
 }
 

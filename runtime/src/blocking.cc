@@ -97,6 +97,8 @@ struct CoreWatch {
 // and wake a sleeping core to steal what is runnable. Lowers `nextDeadlineNs` to when this core
 // next needs a look.
 void watchRunningCore(Core* core, CoreWatch& w, uint64_t* nextDeadlineNs) {
+    // A time slice below kStuckNs is honoured: the monitor looks that much sooner.
+    const uint64_t stuckBoundNs = std::min(kStuckNs, gRuntime->options.timeSliceNs);
     const bool waiting =
         hasRunnable(core) || core->nextDeadlineTsc.load(std::memory_order_relaxed) != ~uint64_t{0};
     if (!waiting || core->sleeping.load(std::memory_order_relaxed) ||
@@ -109,16 +111,16 @@ void watchRunningCore(Core* core, CoreWatch& w, uint64_t* nextDeadlineNs) {
     if (w.sinceTsc == 0 || switches != w.switches) {
         w.switches = switches;
         w.sinceTsc = now;
-        *nextDeadlineNs = std::min(*nextDeadlineNs, kStuckNs);
+        *nextDeadlineNs = std::min(*nextDeadlineNs, stuckBoundNs);
         return;
     }
     const uint64_t stuckNs = ticksToNs(now - w.sinceTsc);
-    if (stuckNs < kStuckNs) {
-        *nextDeadlineNs = std::min(*nextDeadlineNs, kStuckNs - stuckNs);
+    if (stuckNs < stuckBoundNs) {
+        *nextDeadlineNs = std::min(*nextDeadlineNs, stuckBoundNs - stuckNs);
         return;
     }
     fireExpiredTimers(core);
-    uint64_t nextLook = std::max(timeToNextDeadline(core), kStuckNs);
+    uint64_t nextLook = std::max(timeToNextDeadline(core), stuckBoundNs);
     if (hasRunnable(core)) {
         // First an idle core may take the waiting threads; if they still wait a time slice after
         // the runner's last switch, interrupt the runner.
