@@ -19,4 +19,13 @@ void spinFor(uint64_t ns);
 
 uint64_t mixedWork(uint64_t seed, uint64_t iterations);
 
+// A system call issued by the `syscall` instruction in this library (outside libc, so syscall user
+// dispatch traps it); the kernel's convention: -errno on failure.
+long rawSyscall3(long number, long a, long b, long c);
+
+// Fills xmm0-xmm15 and the callee- and caller-saved general registers that a `syscall` keeps
+// (all but rax, rcx, r11) with values derived from `seed`, issues the raw system call `number`
+// (no arguments) and returns how many of those registers differ afterwards (0: all survived).
+int rawSyscallClobbers(long number, uint64_t seed);
+
 }  // namespace preempt_workload
