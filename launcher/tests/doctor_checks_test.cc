@@ -90,6 +90,8 @@ TEST(FormatReport, OneLinePerCheckAndASummary) {
         "FAIL  glibc     2.39: glibc 2.39 is not a version whose thread layout arbrun knows "
         "(2.36); the runtime will not start and programs run natively under arbrun; fix: run on "
         "glibc 2.36 (Debian 12) or teach runtime/src/glibc_layout.* this version\n"
+        "OK    syscalls  caught: system calls a program issues outside libc (OpenMP's futex "
+        "waits, JIT code) wait at user level like the pthread API (syscall user dispatch)\n"
         "OK    cgroups   cgroup v2 at /sys/fs/cgroup with cpuset enabled in "
         "cgroup.subtree_control: core-arbiter --backend auto uses cgroup-v2 (isolated cores)\n"
         "OK    root      running as root: core-arbiter can use the cpuset backends\n"
@@ -97,7 +99,7 @@ TEST(FormatReport, OneLinePerCheckAndASummary) {
         "arbrun gets its cores from it\n"
         "OK    preload   /opt/arbrun/lib/libarbrun.so: /bin/true ran under LD_PRELOAD and the "
         "runtime started\n"
-        "arbrun doctor: 4 OK, 1 WARN, 1 FAIL\n");
+        "arbrun doctor: 5 OK, 1 WARN, 1 FAIL\n");
     EXPECT_EQ(doctorExitStatus(checks), 1);
 }
 

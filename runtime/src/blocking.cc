@@ -17,6 +17,7 @@
 #include "arch.h"
 #include "estimation.h"
 #include "preempt.h"
+#include "retake.h"
 #include "runtime_state.h"
 #include "syscall_dispatch.h"
 #include "trace.h"
@@ -87,9 +88,53 @@ constexpr uint64_t kStuckNs = 1'000'000;
 
 // The monitor's memory of one core between looks (monitor-only).
 struct CoreWatch {
-    uint64_t switches = 0;  // the core's contextSwitches at the last change seen
-    uint64_t sinceTsc = 0;  // when that count was first seen (0: not watching)
+    uint64_t switches = 0;        // the core's contextSwitches at the last change seen
+    uint64_t sinceTsc = 0;        // when that count was first seen (0: not watching)
+    uint64_t nextRetakeTsc = 0;   // no retake look before this (0: due once the bound is reached)
+    bool asleepInKernel = false;  // the last retake look found the carrier in a call it left alone
+    RetakeWatch retake;
 };
+
+// The safety net for blocking calls nobody caught (retake.h): after how long a carrier asleep in
+// the kernel while threads wait gives its core up; 0 when off (it needs the preemption signal).
+uint64_t retakeAfterNs() {
+    const RuntimeOptions& o = gRuntime->options;
+    return o.preemptSignal != 0 ? o.retakeAfterNs : 0;
+}
+
+// The retake part of watchRunningCore(): once the runner has not switched for retakeAfterNs while
+// threads wait, look at its carrier (again retakeAfterNs later while it computes, kStuckNs later
+// while it sleeps where a retake cannot help). True when a retake was requested.
+bool watchForRetake(Core* core, CoreWatch& w, uint64_t now, uint64_t stuckNs,
+                    uint64_t* nextDeadlineNs) {
+    const uint64_t boundNs = retakeAfterNs();
+    if (boundNs == 0 || !hasRunnable(core)) return false;
+    if (stuckNs >= boundNs && now >= w.nextRetakeTsc) {
+        switch (tryRetake(core, w.switches, &w.retake)) {
+            case RetakeLook::asked:
+                w.sinceTsc = now;
+                w.nextRetakeTsc = 0;
+                *nextDeadlineNs = std::min(*nextDeadlineNs, boundNs);
+                return true;
+            case RetakeLook::computing:
+                w.asleepInKernel = false;
+                w.nextRetakeTsc = now + ticksForNs(boundNs);
+                break;
+            case RetakeLook::asleep:
+                w.asleepInKernel = true;
+                w.nextRetakeTsc = now + ticksForNs(kStuckNs);
+                break;
+            case RetakeLook::other:
+                w.asleepInKernel = false;
+                w.nextRetakeTsc = now + ticksForNs(kStuckNs);
+                break;
+        }
+    }
+    const uint64_t dueNs = std::max(stuckNs < boundNs ? boundNs - stuckNs : 0,
+                                    w.nextRetakeTsc > now ? ticksToNs(w.nextRetakeTsc - now) : 0);
+    *nextDeadlineNs = std::min(*nextDeadlineNs, dueNs);
+    return false;
+}
 
 // Go's sysmon for a core that is running, not blocked: a runner that computes without calling the
 // runtime keeps its dispatcher from firing the core's timers and from handing out its queued
@@ -111,10 +156,15 @@ void watchRunningCore(Core* core, CoreWatch& w, uint64_t* nextDeadlineNs) {
     if (w.sinceTsc == 0 || switches != w.switches) {
         w.switches = switches;
         w.sinceTsc = now;
-        *nextDeadlineNs = std::min(*nextDeadlineNs, stuckBoundNs);
+        w.nextRetakeTsc = 0;
+        w.asleepInKernel = false;
+        const uint64_t retakeNs = retakeAfterNs();
+        *nextDeadlineNs =
+            std::min(*nextDeadlineNs, retakeNs ? std::min(retakeNs, stuckBoundNs) : stuckBoundNs);
         return;
     }
     const uint64_t stuckNs = ticksToNs(now - w.sinceTsc);
+    if (watchForRetake(core, w, now, stuckNs, nextDeadlineNs)) return;
     if (stuckNs < stuckBoundNs) {
         *nextDeadlineNs = std::min(*nextDeadlineNs, stuckBoundNs - stuckNs);
         return;
@@ -126,7 +176,7 @@ void watchRunningCore(Core* core, CoreWatch& w, uint64_t* nextDeadlineNs) {
         // the runner's last switch, interrupt the runner.
         wakeIdleCoreForBalance(core);
         const uint64_t sliceNs = gRuntime->options.timeSliceNs;
-        if (stuckNs >= sliceNs) {
+        if (stuckNs >= sliceNs && !w.asleepInKernel) {  // a signal would only interrupt the call
             requestPreemption(core, switches);
             w.sinceTsc = now;  // ask again a slice later if it was not at a safe point
         } else {
@@ -283,6 +333,8 @@ void stopMonitorAndSpares() {
     }
     for (int i = 0; i < rt.sparesMade; ++i) futexWake(&rt.spares[size_t(i)].spareWord, 1);
     for (int i = 0; i < rt.sparesMade; ++i) hostJoinThread(rt.spares[size_t(i)].thread);
+    closeRetakeFiles(rt.spares.get(), rt.sparesMade);
+    closeRetakeFiles(rt.carriers.get(), rt.numCores);
     rt.sparesMade = 0;
 }
 

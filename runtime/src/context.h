@@ -109,8 +109,10 @@ struct alignas(64) ThreadContext {
     void* closureTop = nullptr;  // where the stack for the entry frame begins (below any closure)
     ThreadContext* nextFree = nullptr;  // pool link
     uint32_t slot = 0;  // this context's number (contextAtSlot), fixed when its slab is made
-    // Where a preempted thread resumes: written by the preemption handler on its carrier, read by
-    // the thread itself in the trampoline (preempt.cc) right after.
+    // Where a preempted thread resumes, or kReissueBlocking when the handler sent the thread into
+    // the system-call trampoline to re-issue the call it slept in (retake.h): written by the
+    // preemption handler on its carrier, read (and the marker cleared) by the thread itself in the
+    // trampoline right after.
     uint64_t preemptedPc = 0;
     // How long it runs between a resume and its next park (park_history.h): written by the thread
     // itself when it parks and resumes in arbiter mode, reset at creation; read racily by the

@@ -76,6 +76,12 @@ struct Core {
     // Preemption (preempt.cc): the monitor's request, contextSwitches + 1 when it asked (0: none);
     // consumed (exchanged) by the handler on the carrier running the core.
     std::atomic<uint64_t> preemptRequest{0};
+    // Retake (retake.h): the system call the runner's carrier sleeps in, as the monitor read it,
+    // and the address after its `syscall` instruction; written by the monitor before it sends a
+    // retake request (preemptRequest with kRetakeRequest; release), read by the handler after
+    // taking the request (acquire).
+    std::atomic<long> retakeSyscall{-1};
+    std::atomic<uintptr_t> retakeResumePc{0};
 
     // --- Go's "runnext": a thread woken by this core's running thread, run before the queue at the
     // next switch without touching the queue lock. Set and taken by the core's carrier; a thief may
@@ -137,6 +143,9 @@ struct Carrier {
     std::atomic<uint32_t> spareWord{0};  // spare: 1 once the monitor gave it a core
     Carrier* nextSpare = nullptr;        // idle-spare list link (under RuntimeState::spareLock)
     uint64_t baseSigmask = 0;            // its real signal mask while running user threads
+    // Monitor-only (retake.cc): /proc/self/task/TID/syscall of this kernel thread, opened when
+    // first needed (-1: not open), closed at stop.
+    int syscallFileFd = -1;
     // Syscall user dispatch's selector for this kernel thread (syscall_dispatch.h), read by the
     // kernel at each system call from outside libc: trapped, except in the window after a clone
     // ran in place, which the SIGSYS handler opens and this carrier's next switch closes. Written

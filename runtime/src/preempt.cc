@@ -16,6 +16,7 @@
 
 #include "arch.h"
 #include "glibc_tcb.h"
+#include "retake.h"
 #include "runtime_state.h"
 #include "trampoline_asm.h"
 
@@ -185,7 +186,7 @@ void recordCarrierSignalMask(Carrier* c) {
     c->baseSigmask = mask;
 }
 
-void requestPreemption(Core* core, uint64_t switches) {
+void requestPreemption(Core* core, uint64_t switches, uint64_t flags) {
     RuntimeState& rt = *gRuntime;
     if (rt.options.preemptSignal == 0) return;
     refreshUnsafeRanges();
@@ -193,7 +194,7 @@ void requestPreemption(Core* core, uint64_t switches) {
     if (!c || !c->nativeTcb) return;
     const int tid = GlibcTcb::userThreadId(c->nativeTcb);  // a kernel thread's: its tid
     // +1: zero means "no request". Release: pairs with the handler's exchange.
-    core->preemptRequest.store(switches + 1, std::memory_order_release);
+    core->preemptRequest.store((switches + 1) | flags, std::memory_order_release);
     // Raw: under the preload library, libc's syscall() is interposed.
     rawSyscall(SYS_tgkill, rawSyscall(SYS_getpid), tid, rt.options.preemptSignal);
 }
@@ -237,11 +238,17 @@ bool onPreemptSignal(void* ucontext) {
     if (request == 0) return false;
     ThreadContext* t = currentContext();
     if (!t || t->carrier != c || core->carrier.load(std::memory_order_relaxed) != c) return true;
-    if (core->contextSwitches.load(std::memory_order_relaxed) + 1 != request) return true;  // stale
+    if (core->contextSwitches.load(std::memory_order_relaxed) + 1 != (request & ~kRetakeRequest)) {
+        return true;  // stale
+    }
     auto* uc = static_cast<ucontext_t*>(ucontext);
     uint64_t interruptedMask;
     std::memcpy(&interruptedMask, &uc->uc_sigmask, sizeof interruptedMask);
     if (interruptedMask != c->baseSigmask) return true;  // inside a signal handler
+    if (request & kRetakeRequest) {
+        redirectForRetake(core, ucontext);  // asleep in a system call, whoever's code made it
+        return true;
+    }
     const auto pc = uintptr_t(uc->uc_mcontext.gregs[REG_RIP]);
     if (inUnsafeCode(pc)) return true;
     t->preemptedPc = pc;

@@ -30,7 +30,9 @@ void recordCarrierSignalMask(Carrier* c);
 // Monitor: asks the carrier running `core` to preempt its runner, which has not switched since
 // the core's switch count was `switches`. Refreshes the unsafe ranges first if objects were
 // loaded since the last look. No-op when preemption is off.
-void requestPreemption(Core* core, uint64_t switches);
+// `flags`: kRetakeRequest (retake.h) asks for the call the carrier sleeps in to be re-issued
+// instead.
+void requestPreemption(Core* core, uint64_t switches, uint64_t flags = 0);
 // Whether an interrupted instruction at `pc` lies in code preemption must never switch out of
 // (the objects above, as scanned so far). For tests and diagnostics.
 bool isUnsafeForPreemption(uintptr_t pc);

@@ -16,6 +16,7 @@
 #include "preempt.h"
 #include "release_watcher.h"
 #include "request_sender.h"
+#include "retake.h"
 #include "runtime_state.h"
 #include "syscall_dispatch.h"
 #include "trace.h"
@@ -59,6 +60,11 @@ std::optional<Error> validate(const RuntimeOptions& o) {
             Errc::invalidArgument,
             "releaseDeferNs must be at most 1 s (and well inside the arbiter's forced-reclaim "
             "timeout)"};
+    }
+    if (o.retakeAfterNs != 0 &&
+        (o.retakeAfterNs < kMinRetakeAfterNs || o.retakeAfterNs > kMaxRetakeAfterNs)) {
+        return Error{Errc::invalidArgument,
+                     "retakeAfterNs must be 0 (off) or between 20 us and 1 s"};
     }
     if (o.defaultStackSize < kMinStackOption || o.defaultStackSize > kMaxStackOption) {
         return Error{Errc::invalidArgument, "defaultStackSize must be between 16 KiB and 1 GiB"};
@@ -291,6 +297,7 @@ RuntimeStats stats() {
     }
     s.preemptions = preemptionCount();
     s.trappedSyscalls = trappedSyscallCount();
+    s.retakes = retakeCount();
     s.releasesAwaitingPark = rt->releasesAwaitingPark.load(std::memory_order_relaxed);
     s.releasesPreemptedAfterWaiting =
         rt->releasesPreemptedAfterWaiting.load(std::memory_order_relaxed);

@@ -13,6 +13,7 @@
 #include "arch.h"
 #include "libc_text.h"
 #include "preempt.h"
+#include "retake.h"
 #include "runtime_state.h"
 #include "trampoline_asm.h"
 
@@ -89,10 +90,19 @@ bool initSyscallDispatch(std::string* why) {
 }
 
 void enableSyscallDispatch(Carrier* c) {
-    if (!gEnabled) return;
+    // gEnabled outlives a runtime (libc's text does not move); a later runtime may not want it.
+    if (!gEnabled || !gRuntime->options.rawSyscallHandler) return;
     c->syscallSelector.store(kSyscallsTrapped, std::memory_order_relaxed);
     rawSyscall(SYS_prctl, kSetSyscallDispatch, kDispatchOn, long(gLibc.begin),
                long(gLibc.end - gLibc.begin), reinterpret_cast<long>(&c->syscallSelector));
+}
+
+void enterSyscallTrampoline(void* ucontext, uintptr_t resumePc) {
+    greg_t* r = static_cast<ucontext_t*>(ucontext)->uc_mcontext.gregs;
+    const uint64_t sp = uint64_t(r[REG_RSP]) - 136;  // below the red zone, one slot
+    *reinterpret_cast<uint64_t*>(sp) = resumePc;
+    r[REG_RSP] = greg_t(sp);
+    r[REG_RIP] = greg_t(reinterpret_cast<uintptr_t>(&arbrt_syscall_trampoline));
 }
 
 bool syscallDispatchEnabled() {
@@ -107,13 +117,22 @@ uint64_t trappedSyscallCount() {
 
 using namespace arbrt::detail;
 
-// On the trapping thread, in normal context, right after the SIGSYS handler returned: the call's
+// On the thread, in normal context, right after a handler sent it here: the SIGSYS handler (the
+// embedder's handler runs the call; it may park, switch carriers, or run signal handlers), or the
+// preemption handler for a retake (the call is re-issued as a blocking call, retake.h). The call's
 // number is in the saved %rax, its arguments in the saved argument registers; the result replaces
-// %rax. The embedder's handler may park, switch carriers, or run signal handlers.
+// %rax.
 void arbrtSyscallTrapped(uint64_t* saved) {
     const long args[6] = {long(saved[kSavedRdi]), long(saved[kSavedRsi]), long(saved[kSavedRdx]),
                           long(saved[kSavedR10]), long(saved[kSavedR8]),  long(saved[kSavedR9])};
-    saved[kSavedRax] = uint64_t(gRuntime->options.rawSyscallHandler(long(saved[kSavedRax]), args));
+    const long number = long(saved[kSavedRax]);
+    ThreadContext* self = currentContext();
+    if (self->preemptedPc == kReissueBlocking) {
+        self->preemptedPc = 0;
+        saved[kSavedRax] = uint64_t(reissueAsBlockingCall(number, args));
+        return;
+    }
+    saved[kSavedRax] = uint64_t(gRuntime->options.rawSyscallHandler(number, args));
 }
 
 namespace arbrt {
@@ -147,10 +166,7 @@ bool onSyscallDispatchSignal(siginfo_t* info, void* ucontext) {
                                 r[REG_R9]);
         return true;
     }
-    const uint64_t sp = uint64_t(r[REG_RSP]) - 136;  // below the red zone, one slot
-    *reinterpret_cast<uint64_t*>(sp) = pc;
-    r[REG_RSP] = greg_t(sp);
-    r[REG_RIP] = greg_t(reinterpret_cast<uintptr_t>(&arbrt_syscall_trampoline));
+    enterSyscallTrampoline(uc, pc);
     return true;
 }
 

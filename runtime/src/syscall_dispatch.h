@@ -42,6 +42,11 @@ bool syscallDispatchEnabled();
 // System calls trapped so far, and how many of them ran in the trampoline (stats).
 uint64_t trappedSyscallCount();
 
+// From a signal handler on a user thread: makes the interrupted thread enter the system-call
+// trampoline as soon as the handler returns, resuming at `resumePc` afterwards; the call's number
+// must be in the context's %rax. Writes one word below the thread's red zone.
+void enterSyscallTrampoline(void* ucontext, uintptr_t resumePc);
+
 // The value of Carrier::syscallSelector that lets calls through; the other one traps them.
 constexpr uint8_t kSyscallsAllowed = 0;  // SYSCALL_DISPATCH_FILTER_ALLOW
 constexpr uint8_t kSyscallsTrapped = 1;  // SYSCALL_DISPATCH_FILTER_BLOCK

@@ -33,6 +33,10 @@ using CoreSet = std::bitset<kMaxCores>;
 // embedder's part (arbrun allows at most 5 ms).
 constexpr uint64_t kMaxReleaseDeferNs = 1'000'000'000;
 
+// Bounds of RuntimeOptions::retakeAfterNs (when not 0): the monitor's shortest nap, and a second.
+inline constexpr uint64_t kMinRetakeAfterNs = 20'000;
+inline constexpr uint64_t kMaxRetakeAfterNs = 1'000'000'000;
+
 struct RuntimeOptions {
     // Cores (and carriers) to create; 0 means one per CPU in the process's affinity mask. May
     // exceed the number of CPUs (tests simulate larger machines that way).
@@ -64,6 +68,13 @@ struct RuntimeOptions {
     int preemptSignal = 0;
     bool installPreemptHandler = false;
     uint64_t timeSliceNs = 10'000'000;
+    // With preemption on: the safety net for a blocking system call nobody caught (one libc makes
+    // internally, or any raw call where syscall user dispatch is missing; runtime/src/retake.h).
+    // When a core's runner has slept in the kernel this long while threads wait there, and the
+    // call may be re-issued (a futex wait without a timeout, a read or write, accept, wait4, ...),
+    // the call is interrupted and re-issued as a blocking call, and its core lent to a spare
+    // carrier. 0: off; else between kMinRetakeAfterNs and kMaxRetakeAfterNs.
+    uint64_t retakeAfterNs = 100'000;
     // Barrier-aware release (arbiter mode, with preemption on): when a core is asked back while its
     // runner is expected to park (wait at a barrier, a lock, a condition) within this long, judged
     // from how regularly it parked so far, the core is released at that park instead of by
@@ -300,6 +311,7 @@ struct RuntimeStats {
     uint64_t coresLent;        // blocking calls during which the core was lent to a spare carrier
     uint64_t preemptions;      // threads switched out at a safe point by the preemption signal
     uint64_t trappedSyscalls;  // system calls from outside libc caught by syscall user dispatch
+    uint64_t retakes;          // calls nobody caught, re-issued as blocking calls (retakeAfterNs)
     // Arbiter mode: cores asked back whose release waited for the runner's park (barrier-aware
     // release), and of those, the ones whose runner had to be preempted after all (it did not park
     // within the budget).

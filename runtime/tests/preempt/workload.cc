@@ -55,9 +55,12 @@ uint64_t mixedWork(uint64_t seed, uint64_t iterations) {
 
 long rawSyscall3(long number, long a, long b, long c) {
     long ret;
+    register long r10 asm("r10") = 0;  // the unused arguments are zero, not stale registers
+    register long r8 asm("r8") = 0;
+    register long r9 asm("r9") = 0;
     asm volatile("syscall"
                  : "=a"(ret)
-                 : "a"(number), "D"(a), "S"(b), "d"(c)
+                 : "a"(number), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
                  : "rcx", "r11", "memory");
     return ret;
 }

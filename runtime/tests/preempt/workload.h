@@ -20,7 +20,7 @@ void spinFor(uint64_t ns);
 uint64_t mixedWork(uint64_t seed, uint64_t iterations);
 
 // A system call issued by the `syscall` instruction in this library (outside libc, so syscall user
-// dispatch traps it); the kernel's convention: -errno on failure.
+// dispatch traps it), the other three arguments zero; the kernel's convention: -errno on failure.
 long rawSyscall3(long number, long a, long b, long c);
 
 // Fills xmm0-xmm15 and the callee- and caller-saved general registers that a `syscall` keeps

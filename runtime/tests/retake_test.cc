@@ -1,0 +1,136 @@
+// Retake (src/retake.h), on the runtime alone with syscall user dispatch off: a user thread whose
+// carrier sleeps in the kernel in a call nobody caught (a raw read on a pipe, a raw futex wait,
+// issued from the preempt workload library) gives up the only core within the retake bound, so
+// the thread queued behind it runs; the call then completes with the right result. A thread that
+// computes is preempted as before, never retaken; one asleep in a call that cannot be re-issued
+// is left alone.
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+
+#include "preempt/workload.h"
+#include "test_util.h"
+
+namespace {
+
+class Retake : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        arbrt::RuntimeOptions options;
+        options.numCores = 1;
+        options.preemptSignal = SIGURG;  // unused by this program
+        options.installPreemptHandler = true;
+        options.retakeAfterNs = 100'000;
+        const auto err = arbrt::start(options);
+        ASSERT_FALSE(err.has_value()) << err->message;
+    }
+    void TearDown() override { EXPECT_TRUE(arbrt::stop()) << "user threads still alive"; }
+
+    // Joins `t`, allowing 10 s; on failure runs `unblock` from this kernel thread so the test
+    // ends instead of hanging, and reports it.
+    template <typename Unblock>
+    void joinOrUnblock(arbrt::ThreadId t, Unblock unblock) {
+        const int err = arbrt::joinUntil(t, arbrt::nowNs() + 10 * arbrt_test::kSecond);
+        if (err == 0) return;
+        ADD_FAILURE() << "the blocked thread kept its core: the waiting thread never ran";
+        unblock();
+        EXPECT_EQ(arbrt::join(t), 0);
+    }
+};
+
+TEST_F(Retake, RawPipeRead_LendsTheOnlyCoreToTheWriter) {
+    int fds[2];
+    ASSERT_EQ(pipe2(fds, O_CLOEXEC), 0);
+    const uint64_t before = arbrt::stats().retakes;
+    long got = 0;
+    char byte = 0;
+    // One core, FIFO: the reader runs first and sleeps in the kernel; only a retake lets the
+    // writer, queued behind it, run.
+    const arbrt::ThreadId reader = arbrt::createThread(
+        [&] { got = preempt_workload::rawSyscall3(SYS_read, fds[0], long(&byte), 1); });
+    const arbrt::ThreadId writer = arbrt::createThread(
+        [&] { ASSERT_EQ(preempt_workload::rawSyscall3(SYS_write, fds[1], long("x"), 1), 1); });
+    joinOrUnblock(writer, [&] { ASSERT_EQ(write(fds[1], "y", 1), 1); });
+    joinOrUnblock(reader, [&] { ASSERT_EQ(write(fds[1], "z", 1), 1); });
+    EXPECT_EQ(got, 1);
+    EXPECT_EQ(byte, 'x');
+    EXPECT_GE(arbrt::stats().retakes, before + 1);
+    EXPECT_GE(arbrt::stats().coresLent, 1u);
+    close(fds[0]);
+    close(fds[1]);
+}
+
+TEST_F(Retake, RawFutexWait_IsWokenByTheThreadQueuedBehindIt) {
+    // Many rounds: the wake may come before or after the retake, and both must work.
+    for (int round = 0; round < 20; ++round) {
+        std::atomic<int> word{0};
+        long waited = 1;
+        const arbrt::ThreadId waiter = arbrt::createThread([&] {
+            while (word.load() == 0) {
+                waited =
+                    preempt_workload::rawSyscall3(SYS_futex, long(&word), FUTEX_WAIT_PRIVATE, 0);
+            }
+        });
+        const arbrt::ThreadId waker = arbrt::createThread([&] {
+            word.store(1);
+            preempt_workload::rawSyscall3(SYS_futex, long(&word), FUTEX_WAKE_PRIVATE, 1);
+        });
+        joinOrUnblock(waker, [&] {
+            word.store(1);
+            syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, 1);
+        });
+        joinOrUnblock(waiter, [&] {
+            word.store(1);
+            syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, 1);
+        });
+        EXPECT_TRUE(waited == 0 || waited == -EAGAIN) << waited;  // woken, or never slept
+    }
+}
+
+TEST_F(Retake, ComputingThread_IsPreemptedNotRetaken) {
+    std::atomic<bool> stop{false};
+    const uint64_t retakes = arbrt::stats().retakes;
+    const uint64_t preemptions = arbrt::stats().preemptions;
+    const arbrt::ThreadId spinner =
+        arbrt::createThread([&] { preempt_workload::spinUntil(&stop); });
+    const arbrt::ThreadId setter = arbrt::createThread([&] { stop.store(true); });
+    EXPECT_EQ(arbrt::join(setter), 0);
+    EXPECT_EQ(arbrt::join(spinner), 0);
+    EXPECT_EQ(arbrt::stats().retakes, retakes);
+    EXPECT_GE(arbrt::stats().preemptions, preemptions + 1);
+}
+
+TEST_F(Retake, SleepThatCannotBeReissued_IsNeitherRetakenNorInterrupted) {
+    // A raw nanosleep (a restart would stretch it) for three time slices, with a thread waiting
+    // behind it: the monitor sees the carrier asleep in the kernel and sends no signal, which
+    // would only have cut the sleep short with EINTR.
+    const timespec sleep{0, 30'000'000};
+    long slept = 1;
+    const uint64_t retakes = arbrt::stats().retakes;
+    const arbrt::ThreadId sleeper = arbrt::createThread(
+        [&] { slept = preempt_workload::rawSyscall3(SYS_nanosleep, long(&sleep), 0, 0); });
+    bool ran = false;
+    const arbrt::ThreadId waiting = arbrt::createThread([&] { ran = true; });
+    EXPECT_EQ(arbrt::join(sleeper), 0);
+    EXPECT_EQ(arbrt::join(waiting), 0);
+    EXPECT_EQ(slept, 0);
+    EXPECT_TRUE(ran);
+    EXPECT_EQ(arbrt::stats().retakes, retakes);
+}
+
+TEST(RetakeOptions, Start_RejectsOutOfRangeBound) {
+    arbrt::RuntimeOptions options;
+    options.numCores = 1;
+    for (uint64_t bad : {uint64_t{1}, uint64_t{19'999}, uint64_t{1'000'000'001}}) {
+        options.retakeAfterNs = bad;
+        const auto err = arbrt::start(options);
+        ASSERT_TRUE(err.has_value()) << bad;
+        EXPECT_EQ(err->code, arbrt::Errc::invalidArgument);
+    }
+}
+
+}  // namespace
