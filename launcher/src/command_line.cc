@@ -147,6 +147,14 @@ constexpr ValueSpec kRunValueOptions[] = {
      "wake-up, but burns the CPU: lower it where the program's cores are\n"
      "not its own (no arbiter isolation) and other processes need them.\n"
      "0: sleep at once. At most 1000000. Default 50"},
+    {"--retake-after", "US", arbconfig::kRetakeAfterForm, intoConfig<arbconfig::parseRetakeAfter>,
+     "How long a thread may sleep in a system call that arbrun did not\n"
+     "catch (one libc makes internally, or a raw call where syscall user\n"
+     "dispatch is missing) while others wait for its core: then the call\n"
+     "is re-issued as a blocking call and the core handed to a spare\n"
+     "kernel thread. Only calls a restart cannot change (futex waits\n"
+     "without a timeout, reads, writes, accept, wait4, ...). 0: off.\n"
+     "Needs --time-slice other than 0. Default 100"},
     // The core estimator and its settings (arbiter mode: the request follows the estimate
     // within --cores MIN:MAX).
     {"--estimator", "NAME", arbconfig::kEstimatorForm, intoConfig<arbconfig::parseEstimator>,

@@ -66,6 +66,10 @@ TEST(ParseCommandLine, LastValueWins) {
     EXPECT_EQ(parseOk({"--", "p"}).config.idleSpinUs, 50u);
     EXPECT_EQ(parseOk({"--idle-spin", "0", "--", "p"}).config.idleSpinUs, 0u);
     EXPECT_EQ(parseOk({"--idle-spin", "1000000", "--", "p"}).config.idleSpinUs, 1000000u);
+    EXPECT_EQ(parseOk({"--", "p"}).config.retakeAfterUs, 100u);
+    EXPECT_EQ(parseOk({"--retake-after", "0", "--", "p"}).config.retakeAfterUs, 0u);
+    EXPECT_EQ(parseOk({"--retake-after", "20", "--", "p"}).config.retakeAfterUs, 20u);
+    EXPECT_EQ(parseOk({"--retake-after", "1000000", "--", "p"}).config.retakeAfterUs, 1000000u);
     EXPECT_EQ(parseOk({"--trace", "t.csv", "--", "p"}).config.tracePath, "t.csv");
     const arbconfig::EstimatorSettings s =
         parseOk({"--estimator", "fast", "--load-factor", "1.75", "--hysteresis", "20", "--window",
@@ -180,6 +184,12 @@ TEST(ParseCommandLine, BadValuesNameTheOptionAndForm) {
         EXPECT_EQ(parseError({"--idle-spin", bad, "--", "p"}),
                   "--idle-spin: '" + std::string(bad) +
                       "' is not valid; expected microseconds from 0 to 1000000")
+            << bad;
+    }
+    for (const char* bad : {"19", "1000001", "-1", "100us", ""}) {
+        EXPECT_EQ(parseError({"--retake-after", bad, "--", "p"}),
+                  "--retake-after: '" + std::string(bad) +
+                      "' is not valid; expected 0 (off) or microseconds from 20 to 1000000")
             << bad;
     }
     // An earlier bad value is an error even when a later one is good.

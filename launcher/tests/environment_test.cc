@@ -49,6 +49,7 @@ TEST(ToEnvironment, DefaultsWriteEveryVariableInOrder) {
         {"ARBRUN_TIME_SLICE_US", "10000"},
         {"ARBRUN_RELEASE_DEFER_US", "1000"},
         {"ARBRUN_IDLE_SPIN_US", "50"},
+        {"ARBRUN_RETAKE_AFTER_US", "100"},
         {"ARBRUN_TRACE", ""},
         {"ARBRUN_ESTIMATOR", "arachne"},
         {"ARBRUN_LOAD_FACTOR", "1.5"},
@@ -73,6 +74,7 @@ TEST(ToEnvironment, ValuesOfEveryField) {
     c.timeSliceUs = 0;
     c.releaseDeferUs = 2500;
     c.idleSpinUs = 7;
+    c.retakeAfterUs = 250;
     c.tracePath = "out/trace.csv";
     c.estimator = {Estimator::fast, 2.25, 12, 100, 20, 400};
     const Env env = asMap(c);
@@ -88,6 +90,7 @@ TEST(ToEnvironment, ValuesOfEveryField) {
     EXPECT_EQ(env.at("ARBRUN_TIME_SLICE_US"), "0");
     EXPECT_EQ(env.at("ARBRUN_RELEASE_DEFER_US"), "2500");
     EXPECT_EQ(env.at("ARBRUN_IDLE_SPIN_US"), "7");
+    EXPECT_EQ(env.at("ARBRUN_RETAKE_AFTER_US"), "250");
     EXPECT_EQ(env.at("ARBRUN_TRACE"), "out/trace.csv");
     EXPECT_EQ(env.at("ARBRUN_ESTIMATOR"), "fast");
     EXPECT_EQ(env.at("ARBRUN_LOAD_FACTOR"), "2.25");
@@ -156,6 +159,7 @@ TEST(FromEnvironment, ReadsEachVariable) {
                      {"ARBRUN_TIME_SLICE_US", "250"},
                      {"ARBRUN_RELEASE_DEFER_US", "0"},
                      {"ARBRUN_IDLE_SPIN_US", "3"},
+                     {"ARBRUN_RETAKE_AFTER_US", "0"},
                      {"ARBRUN_TRACE", "/tmp/t.csv"},
                      {"ARBRUN_EXPLAIN_CLASSES", "1"}};
     Config c;
@@ -175,6 +179,7 @@ TEST(FromEnvironment, ReadsEachVariable) {
     EXPECT_EQ(c.timeSliceUs, 250u);
     EXPECT_EQ(c.releaseDeferUs, 0u);
     EXPECT_EQ(c.idleSpinUs, 3u);
+    EXPECT_EQ(c.retakeAfterUs, 0u);
     EXPECT_EQ(c.tracePath, "/tmp/t.csv");
     EXPECT_TRUE(c.explainClasses);
 }
@@ -225,6 +230,8 @@ TEST(FromEnvironment, RejectsMalformedValuesNamingTheVariable) {
         {"ARBRUN_RELEASE_DEFER_US", "5001", "ARBRUN_RELEASE_DEFER_US: '5001' is not valid"},
         {"ARBRUN_RELEASE_DEFER_US", "x", "ARBRUN_RELEASE_DEFER_US: 'x' is not valid"},
         {"ARBRUN_IDLE_SPIN_US", "1000001", "ARBRUN_IDLE_SPIN_US: '1000001' is not valid"},
+        {"ARBRUN_RETAKE_AFTER_US", "10", "ARBRUN_RETAKE_AFTER_US: '10' is not valid"},
+        {"ARBRUN_RETAKE_AFTER_US", "1ms", "ARBRUN_RETAKE_AFTER_US: '1ms' is not valid"},
         {"ARBRUN_ESTIMATOR", "shenango", "ARBRUN_ESTIMATOR: 'shenango' is not valid"},
         {"ARBRUN_LOAD_FACTOR", "1", "ARBRUN_LOAD_FACTOR: '1' is not valid"},
         {"ARBRUN_LOAD_FACTOR", "1.5e0", "ARBRUN_LOAD_FACTOR: '1.5e0' is not valid"},

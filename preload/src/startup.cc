@@ -191,6 +191,7 @@ Mode decideMode() {
         options.preemptSignal = installCarrierSignalHandler();
         options.timeSliceNs = uint64_t(config().timeSliceUs) * 1000;
         options.releaseDeferNs = uint64_t(config().releaseDeferUs) * 1000;
+        options.retakeAfterNs = uint64_t(config().retakeAfterUs) * 1000;
     }
     options.rawSyscallHandler = handleRawSyscall;
     catchTrappedSyscalls();

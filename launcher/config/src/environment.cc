@@ -118,6 +118,7 @@ std::vector<std::pair<std::string, std::string>> toEnvironment(const Config& con
         {kEnvTimeSlice, std::to_string(config.timeSliceUs)},
         {kEnvReleaseDefer, std::to_string(config.releaseDeferUs)},
         {kEnvIdleSpin, std::to_string(config.idleSpinUs)},
+        {kEnvRetakeAfter, std::to_string(config.retakeAfterUs)},
         {kEnvTrace, config.tracePath},
         {kEnvEstimator, std::string(estimatorName(config.estimator.kind))},
         {kEnvLoadFactor, formatLoadFactor(config.estimator.loadFactor)},
@@ -156,7 +157,8 @@ bool fromEnvironment(const std::function<const char*(const char*)>& lookup, Conf
         {kEnvTrace, detail::parseTracePathAs},
         {kEnvTimeSlice, detail::parseTimeSliceAs},
         {kEnvReleaseDefer, detail::parseReleaseDeferAs},
-        {kEnvIdleSpin, detail::parseIdleSpinAs}};
+        {kEnvIdleSpin, detail::parseIdleSpinAs},
+        {kEnvRetakeAfter, detail::parseRetakeAfterAs}};
     for (const auto& [name, parse] : configVars) {
         if (!(v = value(name)).empty() && !parse(name, v, &next, error)) return false;
     }

@@ -38,6 +38,8 @@ bool parseReleaseDeferAs(std::string_view label, std::string_view text, Config* 
                          std::string* error);
 bool parseIdleSpinAs(std::string_view label, std::string_view text, Config* config,
                      std::string* error);
+bool parseRetakeAfterAs(std::string_view label, std::string_view text, Config* config,
+                        std::string* error);
 bool parsePriorityAs(std::string_view label, std::string_view text, Config* config,
                      std::string* error);
 bool parseThreadClassAs(std::string_view label, std::string_view text, ThreadClass* out,

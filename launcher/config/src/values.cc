@@ -95,6 +95,14 @@ bool parseIdleSpinAs(std::string_view label, std::string_view text, Config* conf
                                error);
 }
 
+// The monitor cannot look more often than its shortest nap (20 us); past a second the safety net
+// would hardly be one.
+bool parseRetakeAfterAs(std::string_view label, std::string_view text, Config* config,
+                        std::string* error) {
+    return parseMicrosecondsAs(label, text, kMinRetakeAfterUs, kMaxRetakeAfterUs, kRetakeAfterForm,
+                               &config->retakeAfterUs, error);
+}
+
 // One table for the estimator's integer settings: their option names, bounds and forms, so the
 // command line and the environment parse them alike.
 struct IntegerSetting {
@@ -213,6 +221,10 @@ bool parseReleaseDefer(std::string_view text, Config* config, std::string* error
 
 bool parseIdleSpin(std::string_view text, Config* config, std::string* error) {
     return detail::parseIdleSpinAs("--idle-spin", text, config, error);
+}
+
+bool parseRetakeAfter(std::string_view text, Config* config, std::string* error) {
+    return detail::parseRetakeAfterAs("--retake-after", text, config, error);
 }
 
 bool parseTracePath(std::string_view text, Config* config, std::string* error) {

@@ -74,6 +74,10 @@ struct Config {
     uint32_t releaseDeferUs = 1'000;
     // --idle-spin US: how long an idle core polls for work before its carrier sleeps.
     uint32_t idleSpinUs = 50;
+    // --retake-after US: how long a thread may sleep in a system call nobody caught while others
+    // wait for its core, before the call is re-issued as a blocking call and the core lent; 0 =
+    // off (needs preemption, --time-slice not 0).
+    uint32_t retakeAfterUs = 100;
     std::string tracePath;        // --trace FILE; empty = no core timeline
     EstimatorSettings estimator;  // --estimator and its settings
 
@@ -105,6 +109,8 @@ inline constexpr std::string_view kTimeSliceForm =
 inline constexpr uint32_t kMaxReleaseDeferUs = 5'000;
 inline constexpr uint32_t kMaxIdleSpinUs = 1'000'000;
 inline constexpr std::string_view kIdleSpinForm = "microseconds from 0 to 1000000";
+inline constexpr uint32_t kMinRetakeAfterUs = 20, kMaxRetakeAfterUs = 1'000'000;
+inline constexpr std::string_view kRetakeAfterForm = "0 (off) or microseconds from 20 to 1000000";
 inline constexpr std::string_view kReleaseDeferForm =
     "0 (always preempt) or microseconds up to 5000 (half the arbiter's forced-reclaim timeout)";
 
@@ -117,6 +123,7 @@ bool parseClassRule(std::string_view text, ClassRule* rule, std::string* error);
 bool parseTimeSlice(std::string_view text, Config* config, std::string* error);
 bool parseReleaseDefer(std::string_view text, Config* config, std::string* error);
 bool parseIdleSpin(std::string_view text, Config* config, std::string* error);
+bool parseRetakeAfter(std::string_view text, Config* config, std::string* error);
 bool parseTracePath(std::string_view text, Config* config, std::string* error);
 bool parseEstimator(std::string_view text, Config* config, std::string* error);
 bool parseLoadFactor(std::string_view text, Config* config, std::string* error);
@@ -152,6 +159,7 @@ inline constexpr const char* kEnvVerbose = "ARBRUN_VERBOSE";             // 1 | 
 inline constexpr const char* kEnvTimeSlice = "ARBRUN_TIME_SLICE_US";     // 0 | 100-1000000
 inline constexpr const char* kEnvReleaseDefer = "ARBRUN_RELEASE_DEFER_US";   // 0-5000
 inline constexpr const char* kEnvIdleSpin = "ARBRUN_IDLE_SPIN_US";           // 0-1000000
+inline constexpr const char* kEnvRetakeAfter = "ARBRUN_RETAKE_AFTER_US";     // 0 | 20-1000000
 inline constexpr const char* kEnvTrace = "ARBRUN_TRACE";                     // file path, or empty
 inline constexpr const char* kEnvEstimator = "ARBRUN_ESTIMATOR";             // arachne | fast
 inline constexpr const char* kEnvLoadFactor = "ARBRUN_LOAD_FACTOR";          // e.g. 1.5
