@@ -133,7 +133,7 @@ constexpr ValueSpec kRunValueOptions[] = {
      "How long a thread may compute without calling anything while\n"
      "others wait for its core, before it is preempted (at a safe point:\n"
      "never inside libc or arbrun). Also how fast a core the arbiter asks\n"
-     "for is given back by such a thread. 0: never preempt. Default 10000"},
+     "for is given back by such a thread. 0: never preempt. Default 1000"},
     {"--release-defer", "US", arbconfig::kReleaseDeferForm,
      intoConfig<arbconfig::parseReleaseDefer>,
      "When the arbiter asks for a core back, how long the release may wait\n"

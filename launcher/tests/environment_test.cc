@@ -46,7 +46,7 @@ TEST(ToEnvironment, DefaultsWriteEveryVariableInOrder) {
         {"ARBRUN_STANDALONE", "0"},
         {"ARBRUN_STATS", "0"},
         {"ARBRUN_VERBOSE", "0"},
-        {"ARBRUN_TIME_SLICE_US", "10000"},
+        {"ARBRUN_TIME_SLICE_US", "1000"},
         {"ARBRUN_RELEASE_DEFER_US", "1000"},
         {"ARBRUN_IDLE_SPIN_US", "50"},
         {"ARBRUN_RETAKE_AFTER_US", "100"},

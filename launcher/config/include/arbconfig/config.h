@@ -68,7 +68,7 @@ struct Config {
     // --explain-classes: one line on stderr per created thread, the rule that classified it and
     // its class (--verbose prints them too).
     bool explainClasses = false;
-    uint32_t timeSliceUs = 10'000;  // --time-slice US; 0 = threads are never preempted
+    uint32_t timeSliceUs = 1'000;  // --time-slice US; 0 = threads are never preempted
     // --release-defer US: how long a core the arbiter asks back may wait for its runner to park
     // (barrier-aware release); 0 = preempt at once.
     uint32_t releaseDeferUs = 1'000;
