@@ -127,7 +127,8 @@ Suites:
            montecarlo (swaptions: independent threads), trylockspin (streamcluster/fluidanimate:
            trylock-spin barriers, a mutex per cell), pipeline (dedup/ferret: condvar pipeline,
            bounded queues), framethreads (x264: a thread per frame), yieldspin (sched_yield
-           spin barriers). Built by CMake into BUILD/bin/parsec-workloads/.
+           spin barriers), openmpmine (freqmine: OpenMP/libgomp dynamic loops, critical
+           merges, barriers). Built by CMake into BUILD/bin/parsec-workloads/.
   parsec   a PARSEC 3.0 installation of yours (never downloaded, never built by this harness):
            the pthreads builds (pkgs/*/NAME/inst/*-linux.gcc-pthreads/bin) and the standard
            inputs (pkgs/*/NAME/inputs/input_SIZE.tar) of blackscholes, bodytrack, canneal,

@@ -155,6 +155,22 @@ class BuiltinTest(unittest.TestCase):
             self.assertEqual(b[0].argv[1:], ["--threads", "3", "--size", "simmedium", "--seconds", "2.5"])
             self.assertEqual(b[0].check, "checksum")
 
+    def test_optional_workload_not_built(self):
+        with tempfile.TemporaryDirectory() as d:
+            for n in suites.BUILTIN:
+                if n not in suites.OPTIONAL_BUILTIN:
+                    make_exe(os.path.join(suites.workload_dir(d), n))
+            names = [b.name for b in suites.builtin_suite(d, "test", 2)]
+            self.assertEqual(names, [n for n in suites.BUILTIN if n not in suites.OPTIONAL_BUILTIN])
+            for n in suites.OPTIONAL_BUILTIN:
+                with self.assertRaises(suites.SuiteError) as cm:
+                    suites.builtin_suite(d, "test", 2, [n])
+                self.assertIn("not built", str(cm.exception))
+
+    def test_openmpmine_is_builtin(self):
+        self.assertIn("openmpmine", suites.BUILTIN)
+        self.assertIn("freqmine", suites.BUILTIN["openmpmine"][0])
+
     def test_select(self):
         known = ["a1", "a2", "b"]
         self.assertIsNone(suites.select(None, known))

@@ -133,13 +133,13 @@ static void wl_check_rc(int rc, const char* what) {
     if (rc != 0) wl_fail("%s: %s", what, strerror(rc));
 }
 
-static pthread_t wl_spawn(void* (*fn)(void*), void* arg) {
+static inline pthread_t wl_spawn(void* (*fn)(void*), void* arg) {
     pthread_t t;
     wl_check_rc(pthread_create(&t, NULL, fn, arg), "pthread_create");
     return t;
 }
 
-static void wl_join(pthread_t t) { wl_check_rc(pthread_join(t, NULL), "pthread_join"); }
+static inline void wl_join(pthread_t t) { wl_check_rc(pthread_join(t, NULL), "pthread_join"); }
 
 // Runs one repetition (returns its checksum) once, or until --seconds have passed; every
 // repetition must agree with the first. Prints the checksum as soon as the first repetition is
