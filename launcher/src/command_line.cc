@@ -211,6 +211,12 @@ constexpr FlagSpec kRunFlags[] = {
     {"--verbose", &Config::verbose,
      "Say what arbrun and the runtime do (the environment passed on,\n"
      "cores granted and released, class matches) on stderr"},
+    {"--native-syscalls", &Config::nativeSyscalls,
+     "Leave system calls the program issues outside libc (OpenMP's futex\n"
+     "waits, JIT code) to the kernel instead of catching them with\n"
+     "syscall user dispatch. For a program that uses syscall user dispatch\n"
+     "itself; such calls then block a kernel thread until --retake-after\n"
+     "hands its core on"},
     {"--explain-classes", &Config::explainClasses,
      "For each thread the program creates, say on stderr, one line each,\n"
      "which --class rule matched (or default) and the class it got:\n"

@@ -36,7 +36,7 @@ TEST(ParseCommandLine, EveryOption) {
     const Invocation inv =
         parseOk({"--cores", "2:4", "--priority", "1", "--class", "sym:w*=batch",
                  "--class=index:0=exclusive", "--default-class", "batch", "--arbiter", "/a.sock",
-                 "--stats", "--verbose", "--explain-classes", "--", "prog"});
+                 "--stats", "--verbose", "--explain-classes", "--native-syscalls", "--", "prog"});
     EXPECT_EQ(inv.config.minCores, 2u);
     EXPECT_EQ(inv.config.maxCores, 4u);
     EXPECT_EQ(inv.config.priority, 1);
@@ -49,6 +49,7 @@ TEST(ParseCommandLine, EveryOption) {
     EXPECT_TRUE(inv.config.stats);
     EXPECT_TRUE(inv.config.verbose);
     EXPECT_TRUE(inv.config.explainClasses);
+    EXPECT_TRUE(inv.config.nativeSyscalls);
     EXPECT_EQ(inv.command, Args{"prog"});
 }
 
@@ -223,6 +224,7 @@ TEST(ParseCommandLine, FlagsTakeNoValue) {
     EXPECT_EQ(parseError({"--standalone=maybe", "p"}), "--standalone takes no value");
     EXPECT_EQ(parseError({"--stats=2", "p"}), "--stats takes no value");
     EXPECT_EQ(parseError({"--explain-classes=yes", "--", "p"}), "--explain-classes takes no value");
+    EXPECT_EQ(parseError({"--native-syscalls=1", "--", "p"}), "--native-syscalls takes no value");
 }
 
 TEST(ParseCommandLine, UnknownOption) {

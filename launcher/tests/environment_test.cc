@@ -58,6 +58,7 @@ TEST(ToEnvironment, DefaultsWriteEveryVariableInOrder) {
         {"ARBRUN_CHECK_PERIOD_US", "10"},
         {"ARBRUN_IDLE_GRACE_US", "250"},
         {"ARBRUN_EXPLAIN_CLASSES", "0"},
+        {"ARBRUN_NATIVE_SYSCALLS", "0"},
     };
     EXPECT_EQ(env, expected);
 }
@@ -70,7 +71,7 @@ TEST(ToEnvironment, ValuesOfEveryField) {
     c.classRules = {rule("sym:enc*=batch"), rule("index:0=exclusive")};
     c.defaultClass = ThreadClass::batch;
     c.arbiterSocket = "/tmp/x.sock";
-    c.standalone = c.stats = c.verbose = c.explainClasses = true;
+    c.standalone = c.stats = c.verbose = c.explainClasses = c.nativeSyscalls = true;
     c.timeSliceUs = 0;
     c.releaseDeferUs = 2500;
     c.idleSpinUs = 7;
@@ -87,6 +88,7 @@ TEST(ToEnvironment, ValuesOfEveryField) {
     EXPECT_EQ(env.at("ARBRUN_STATS"), "1");
     EXPECT_EQ(env.at("ARBRUN_VERBOSE"), "1");
     EXPECT_EQ(env.at("ARBRUN_EXPLAIN_CLASSES"), "1");
+    EXPECT_EQ(env.at("ARBRUN_NATIVE_SYSCALLS"), "1");
     EXPECT_EQ(env.at("ARBRUN_TIME_SLICE_US"), "0");
     EXPECT_EQ(env.at("ARBRUN_RELEASE_DEFER_US"), "2500");
     EXPECT_EQ(env.at("ARBRUN_IDLE_SPIN_US"), "7");
@@ -161,7 +163,8 @@ TEST(FromEnvironment, ReadsEachVariable) {
                      {"ARBRUN_IDLE_SPIN_US", "3"},
                      {"ARBRUN_RETAKE_AFTER_US", "0"},
                      {"ARBRUN_TRACE", "/tmp/t.csv"},
-                     {"ARBRUN_EXPLAIN_CLASSES", "1"}};
+                     {"ARBRUN_EXPLAIN_CLASSES", "1"},
+                     {"ARBRUN_NATIVE_SYSCALLS", "1"}};
     Config c;
     std::string error;
     ASSERT_TRUE(readEnv(env, &c, &error)) << error;
@@ -182,6 +185,7 @@ TEST(FromEnvironment, ReadsEachVariable) {
     EXPECT_EQ(c.retakeAfterUs, 0u);
     EXPECT_EQ(c.tracePath, "/tmp/t.csv");
     EXPECT_TRUE(c.explainClasses);
+    EXPECT_TRUE(c.nativeSyscalls);
 }
 
 TEST(FromEnvironment, BooleanForms) {
@@ -240,6 +244,7 @@ TEST(FromEnvironment, RejectsMalformedValuesNamingTheVariable) {
         {"ARBRUN_CHECK_PERIOD_US", "4", "ARBRUN_CHECK_PERIOD_US: '4' is not valid"},
         {"ARBRUN_IDLE_GRACE_US", "15", "ARBRUN_IDLE_GRACE_US: '15' is not valid: idleness"},
         {"ARBRUN_EXPLAIN_CLASSES", "all", "ARBRUN_EXPLAIN_CLASSES: 'all' is not valid"},
+        {"ARBRUN_NATIVE_SYSCALLS", "2", "ARBRUN_NATIVE_SYSCALLS: '2' is not valid"},
     };
     for (const auto& c : cases) {
         Env env = {{"ARBRUN_CORES", "4"}, {"ARBRUN_PRIORITY", "1"}};
@@ -272,6 +277,10 @@ class RandomConfigs {
         c.stats = coin();
         c.verbose = coin();
         c.explainClasses = coin();
+        c.nativeSyscalls = coin();
+        c.retakeAfterUs =
+            coin() ? 0
+                   : uint32_t(between(arbconfig::kMinRetakeAfterUs, arbconfig::kMaxRetakeAfterUs));
         return c;
     }
 

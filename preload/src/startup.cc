@@ -152,14 +152,14 @@ void printStats() {
     std::fprintf(stderr,
                  "arbrun: stats: threads created %llu, peak live threads %llu, context switches "
                  "%llu, steals %llu, blocking calls handed off %llu, preemptions %llu, raw system "
-                 "calls trapped %llu, cores "
+                 "calls trapped %llu, calls retaken %llu, cores "
                  "reserved %llu, exclusive fallbacks %llu, releases awaiting a park %llu (then "
                  "preempted %llu), cores %d\n",
                  (unsigned long long)s.threadsCreated, (unsigned long long)s.peakLiveThreads,
                  (unsigned long long)s.contextSwitches, (unsigned long long)s.steals,
                  (unsigned long long)s.coresLent, (unsigned long long)s.preemptions,
-                 (unsigned long long)s.trappedSyscalls, (unsigned long long)s.coresReserved,
-                 (unsigned long long)s.exclusiveFallbacks,
+                 (unsigned long long)s.trappedSyscalls, (unsigned long long)s.retakes,
+                 (unsigned long long)s.coresReserved, (unsigned long long)s.exclusiveFallbacks,
                  (unsigned long long)s.releasesAwaitingPark,
                  (unsigned long long)s.releasesPreemptedAfterWaiting, arbrt::numCores());
 }
@@ -193,8 +193,10 @@ Mode decideMode() {
         options.releaseDeferNs = uint64_t(config().releaseDeferUs) * 1000;
         options.retakeAfterNs = uint64_t(config().retakeAfterUs) * 1000;
     }
-    options.rawSyscallHandler = handleRawSyscall;
-    catchTrappedSyscalls();
+    if (!config().nativeSyscalls) {
+        options.rawSyscallHandler = handleRawSyscall;
+        catchTrappedSyscalls();
+    }
     arbrt::setHostThreadApi({ARBRUN_REAL(pthread_create), ARBRUN_REAL(pthread_join)});
     if (!config().standalone) connectArbiter(&options);
     if (options.coreProvider) {

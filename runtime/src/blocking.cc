@@ -109,7 +109,10 @@ bool watchForRetake(Core* core, CoreWatch& w, uint64_t now, uint64_t stuckNs,
                     uint64_t* nextDeadlineNs) {
     const uint64_t boundNs = retakeAfterNs();
     if (boundNs == 0 || !hasRunnable(core)) return false;
-    if (stuckNs >= boundNs && now >= w.nextRetakeTsc) {
+    // A look is also due whenever a preemption is: the carrier may have entered a system call
+    // since it was last seen computing, and the signal would cut that call short.
+    const bool preemptionDue = stuckNs >= gRuntime->options.timeSliceNs;
+    if (stuckNs >= boundNs && (now >= w.nextRetakeTsc || preemptionDue)) {
         switch (tryRetake(core, w.switches, &w.retake)) {
             case RetakeLook::asked:
                 w.sinceTsc = now;

@@ -86,6 +86,16 @@ bool retakeable(long number, const long args[6]) {
         }
         case SYS_recvmmsg:
             return args[4] == 0;  // no timeout
+        // Readiness waits without a timeout (event loops): -1 ms, or no timespec/timeval.
+        case SYS_poll:
+        case SYS_epoll_wait:
+        case SYS_epoll_pwait:
+            return int(args[number == SYS_poll ? 2 : 3]) < 0;
+        case SYS_ppoll:
+            return args[2] == 0;
+        case SYS_select:
+        case SYS_pselect6:
+            return args[4] == 0;
         case SYS_read:
         case SYS_write:
         case SYS_readv:
@@ -110,7 +120,8 @@ bool retakeable(long number, const long args[6]) {
         case SYS_splice:
             return true;
         default:
-            return false;  // timeouts a restart would stretch (poll, nanosleep, ...), connect, ...
+            return false;  // timeouts a restart would stretch (nanosleep, timed polls), connect,
+                           // ...
     }
 }
 

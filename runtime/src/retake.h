@@ -40,7 +40,8 @@ bool parseSyscallFile(std::string_view text, long* number, long args[6], uintptr
 // Pure: whether call `number` with `args` may be re-issued after a signal interrupted it: the
 // kernel's own restart (ERESTARTSYS with SA_RESTART) would re-issue it anyway, or it has no
 // timeout, so a second start waits exactly as the first would. Futex waits without a timeout,
-// reads, writes, socket transfers, accept, wait4/waitid, flock, pipe and FIFO opens.
+// reads, writes, socket transfers, accept, wait4/waitid, flock, and poll/select/epoll waits
+// without a timeout (event loops).
 bool retakeable(long number, const long args[6]);
 
 // The monitor's memory of one core for retakes (monitor-only).

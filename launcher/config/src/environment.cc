@@ -127,6 +127,7 @@ std::vector<std::pair<std::string, std::string>> toEnvironment(const Config& con
         {kEnvCheckPeriod, std::to_string(config.estimator.checkPeriodUs)},
         {kEnvIdleGrace, std::to_string(config.estimator.idleGraceUs)},
         {kEnvExplainClasses, flag(config.explainClasses)},
+        {kEnvNativeSyscalls, flag(config.nativeSyscalls)},
     };
 }
 
@@ -183,7 +184,8 @@ bool fromEnvironment(const std::function<const char*(const char*)>& lookup, Conf
     const std::pair<const char*, bool*> flags[] = {{kEnvStandalone, &next.standalone},
                                                    {kEnvStats, &next.stats},
                                                    {kEnvVerbose, &next.verbose},
-                                                   {kEnvExplainClasses, &next.explainClasses}};
+                                                   {kEnvExplainClasses, &next.explainClasses},
+                                                   {kEnvNativeSyscalls, &next.nativeSyscalls}};
     for (const auto& [name, field] : flags) {
         if (!(v = value(name)).empty() && !detail::parseBoolAs(name, v, field, error)) return false;
     }

@@ -68,6 +68,9 @@ struct Config {
     // --explain-classes: one line on stderr per created thread, the rule that classified it and
     // its class (--verbose prints them too).
     bool explainClasses = false;
+    // --native-syscalls: leave system calls the program issues outside libc to the kernel (no
+    // syscall user dispatch); only the retake then covers those that block.
+    bool nativeSyscalls = false;
     uint32_t timeSliceUs = 1'000;  // --time-slice US; 0 = threads are never preempted
     // --release-defer US: how long a core the arbiter asks back may wait for its runner to park
     // (barrier-aware release); 0 = preempt at once.
@@ -168,6 +171,7 @@ inline constexpr const char* kEnvWindow = "ARBRUN_WINDOW_MS";                // 
 inline constexpr const char* kEnvCheckPeriod = "ARBRUN_CHECK_PERIOD_US";     // 5-50000
 inline constexpr const char* kEnvIdleGrace = "ARBRUN_IDLE_GRACE_US";         // 10-60000000
 inline constexpr const char* kEnvExplainClasses = "ARBRUN_EXPLAIN_CLASSES";  // 1 | 0
+inline constexpr const char* kEnvNativeSyscalls = "ARBRUN_NATIVE_SYSCALLS";  // 1 | 0
 
 // Every variable above with its value for `config`, in the order listed (all of them, always, so a
 // launcher overrides whatever its own environment held). ARBRUN_CLASS holds the rules in order,
