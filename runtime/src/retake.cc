@@ -151,6 +151,7 @@ RetakeLook tryRetake(Core* core, uint64_t switches, RetakeWatch* watch) {
         return RetakeLook::other;
     }
     if (!retakeable(number, args)) return RetakeLook::asleep;
+    if (core->blockingSince.load(std::memory_order_relaxed) != 0) return RetakeLook::other;
     core->retakeSyscall.store(number, std::memory_order_relaxed);
     core->retakeResumePc.store(resumePc, std::memory_order_relaxed);
     requestPreemption(core, switches, kRetakeRequest);  // release: publishes the two above
@@ -166,6 +167,17 @@ void redirectForRetake(Core* core, void* ucontext) {
     const bool rewound = pc + 2 == resume && r[REG_RAX] == number;  // the kernel's restart
     const bool interrupted = pc == resume && r[REG_RAX] == -EINTR;
     if (!rewound && !interrupted) return;  // the call returned meanwhile: nothing to do
+    // A call the thread bracketed itself (an interposed wrapper: it stamped blockingSince before
+    // the call, on this thread, so the stamp is visible here) is the lending path's already; a
+    // second bracket would overwrite the wrapper's stamp, and its exit would wait forever for a
+    // lend that never comes. The signal was harmless: the kernel restarts or the wrapper retries.
+    if (core->blockingSince.load(std::memory_order_relaxed) != 0) {
+        if (interrupted) {  // restart it in place, as the kernel's own restart would
+            r[REG_RAX] = number;
+            r[REG_RIP] = greg_t(pc - 2);
+        }
+        return;
+    }
     currentContext()->preemptedPc = kReissueBlocking;
     r[REG_RAX] = number;
     enterSyscallTrampoline(uc, resume);

@@ -12,6 +12,7 @@
 
 #include <atomic>
 
+#include "arbrt/io.h"
 #include "preempt/workload.h"
 #include "test_util.h"
 
@@ -89,6 +90,31 @@ TEST_F(Retake, RawFutexWait_IsWokenByTheThreadQueuedBehindIt) {
         });
         EXPECT_TRUE(waited == 0 || waited == -EAGAIN) << waited;  // woken, or never slept
     }
+}
+
+TEST_F(Retake, BracketedCall_IsLeftToTheLendingPath) {
+    // The monitor may look at a core just before its runner stamps a blocking call of its own
+    // (an interposed wrapper) and find the carrier asleep in a retakeable read: the retake must
+    // then leave the call alone, or the wrapper's own bracket never ends. Many short rounds, with
+    // the runner computing up to the call, so the look and the stamp really race.
+    int fds[2];
+    ASSERT_EQ(pipe2(fds, O_CLOEXEC), 0);
+    for (int round = 0; round < 300; ++round) {
+        char byte = 0;
+        long got = 0;
+        const arbrt::ThreadId reader = arbrt::createThread([&] {
+            preempt_workload::spinFor(uint64_t(round % 7) * 30'000);
+            arbrt::BlockingCall blocking;
+            got = preempt_workload::rawSyscall3(SYS_read, fds[0], long(&byte), 1);
+        });
+        const arbrt::ThreadId writer = arbrt::createThread(
+            [&] { ASSERT_EQ(preempt_workload::rawSyscall3(SYS_write, fds[1], long("w"), 1), 1); });
+        joinOrUnblock(writer, [&] { ASSERT_EQ(write(fds[1], "y", 1), 1); });
+        joinOrUnblock(reader, [&] { ASSERT_EQ(write(fds[1], "z", 1), 1); });
+        ASSERT_EQ(got, 1) << "round " << round;
+    }
+    close(fds[0]);
+    close(fds[1]);
 }
 
 TEST_F(Retake, ComputingThread_IsPreemptedNotRetaken) {
