@@ -60,7 +60,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 for prog in omp_regions raw_futex_rtt spin_pass; do
-  flags=(-O2 -pthread)
+  flags=(-O2 -pthread -I "$root/compat-tests/common")  # raw_syscall.h
   [[ $prog == omp_regions ]] && flags+=(-fopenmp)
   cc "${flags[@]}" -o "$work/$prog" "$here/$prog.c"
 done

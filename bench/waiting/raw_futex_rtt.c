@@ -9,19 +9,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 
-// One system call through the `syscall` instruction (x86-64): returns -errno on failure. rcx and
-// r11 are clobbered by the instruction; "memory" because the kernel reads the futex word.
-static long raw6(long nr, long a, long b, long c, long d, long e, long f) {
-    register long r10 __asm__("r10") = d;
-    register long r8 __asm__("r8") = e;
-    register long r9 __asm__("r9") = f;
-    long ret;
-    __asm__ volatile("syscall"
-                     : "=a"(ret)
-                     : "0"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-                     : "rcx", "r11", "memory");
-    return ret;
-}
+#include "raw_syscall.h"  // compat-tests/common: the inline `syscall` helper
+
 
 // turn counts half round trips: odd = the peer's move, even = main's. Own cache line.
 static uint32_t turn __attribute__((aligned(64)));

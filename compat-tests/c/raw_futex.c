@@ -13,23 +13,10 @@
 #include <sys/syscall.h>
 
 #include "../common/compat.h"
+#include "../common/raw_syscall.h"
 
 #if defined(__x86_64__)
 
-// One system call through the `syscall` instruction itself, bypassing libc (and so any interposed
-// libc symbol): returns the kernel's result, -errno on failure. rcx and r11 are clobbered by the
-// instruction; "memory" because the kernel reads and writes through the pointer arguments.
-static long raw6(long nr, long a, long b, long c, long d, long e, long f) {
-    register long r10 __asm__("r10") = d;
-    register long r8 __asm__("r8") = e;
-    register long r9 __asm__("r9") = f;
-    long ret;
-    __asm__ volatile("syscall"
-                     : "=a"(ret)
-                     : "0"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-                     : "rcx", "r11", "memory");
-    return ret;
-}
 
 // futex(2) through raw6; `val2` is the timeout pointer or the requeue count, as the op wants.
 static long rfutex(uint32_t* uaddr, int op, uint32_t val, long val2, uint32_t* uaddr2,
