@@ -7,15 +7,17 @@
 # (--time-slice 0: the tenant's threads hold their cores until the forced reclaim).
 #
 # Usage: bench/release-latency/run.sh [--build-dir DIR] [--rounds N] [--threads N]
-#            [--backend fake|cgroup-v1] [--cpus LIST]
+#            [--backend fake|cgroup-v1|cgroup-v2] [--cpus LIST]
 #   --build-dir  CMake build tree with bin/{arbrun,core-arbiter,arbctl,compute_tenant}
 #   --rounds     high-priority tenants started one after another (default 100)
 #   --threads    compute threads of the batch tenant (default: one per managed core)
 #   --backend    fake (default: pins nothing, so on a small host every thread competes for the
 #                same CPUs) or cgroup-v1 (root; real cpusets in a scratch directory under the
 #                cpuset mount, removed afterwards: the tenants' carriers run on managed CPUs, the
-#                arbiter and the tenants' other threads on the unmanaged one)
-#   --cpus       CPUs the arbiter uses, the lowest one unmanaged (default 0-3 fake, 0-1 cgroup-v1)
+#                arbiter and the tenants' other threads on the unmanaged one), or cgroup-v2 (the
+#                same under the cgroup2 mount; its root must already offer the cpuset controller
+#                to children: cpuset in /sys/fs/cgroup/cgroup.subtree_control)
+#   --cpus       CPUs the arbiter uses, the lowest one unmanaged (default 0-3 fake, 0-1 cgroup-v*)
 # Goal (issue): median release latency <= 100 us with no forced reclaim.
 set -euo pipefail
 
@@ -30,7 +32,7 @@ while [[ $# -gt 0 ]]; do
     --build-dir) build=${2:?--build-dir needs a directory}; shift ;;
     --rounds) rounds=${2:?--rounds needs a count}; shift ;;
     --threads) threads=${2:?--threads needs a count}; shift ;;
-    --backend) backend=${2:?--backend needs fake or cgroup-v1}; shift ;;
+    --backend) backend=${2:?--backend needs fake, cgroup-v1 or cgroup-v2}; shift ;;
     --cpus) cpus=${2:?--cpus needs a list}; shift ;;
     -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
@@ -44,7 +46,15 @@ case $backend in
     [[ $(id -u) -eq 0 ]] || { echo "run.sh: --backend cgroup-v1 needs root" >&2; exit 2; }
     cpuset_mount=$(awk '$3 == "cgroup" && $4 ~ /(^|,)cpuset(,|$)/ { print $2; exit }' /proc/mounts)
     [[ -n $cpuset_mount ]] || { echo "run.sh: no cgroup v1 cpuset hierarchy is mounted" >&2; exit 2; } ;;
-  *) echo "run.sh: --backend must be fake or cgroup-v1" >&2; exit 2 ;;
+  cgroup-v2)
+    cpus=${cpus:-0-1}
+    [[ $(id -u) -eq 0 ]] || { echo "run.sh: --backend cgroup-v2 needs root" >&2; exit 2; }
+    cpuset_mount=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+    [[ -n $cpuset_mount ]] || { echo "run.sh: no cgroup2 hierarchy is mounted" >&2; exit 2; }
+    grep -qw cpuset "$cpuset_mount/cgroup.subtree_control" || {
+      echo "run.sh: $cpuset_mount does not give the cpuset controller to its children" \
+           "(echo +cpuset > $cpuset_mount/cgroup.subtree_control)" >&2; exit 2; } ;;
+  *) echo "run.sh: --backend must be fake, cgroup-v1 or cgroup-v2" >&2; exit 2 ;;
 esac
 # Managed cores: every CPU of the list but the lowest (the arbiter's --reserve 1).
 managed=$(( $(awk -F, '{ n = 0; for (i = 1; i <= NF; i++) { split($i, r, "-"); n += (r[2] == "" ? 1 : r[2] - r[1] + 1) } print n }' <<<"$cpus") - 1 ))
@@ -83,7 +93,7 @@ measure() {
   local mode=$1 slice=$2 dir=$work/$1
   mkdir -p "$dir"
   local cgroot=$dir/cg
-  if [[ $backend == cgroup-v1 ]]; then
+  if [[ $backend == cgroup-v* ]]; then
     cgroot=$cpuset_mount/arbrun-bench-$$-$mode
     cgroups+=("$cgroot")
   else
