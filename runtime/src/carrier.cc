@@ -103,11 +103,14 @@ void sleepUntilWork(Core* core) {
 
 constexpr int kPausesBetweenSteals = 64;  // ~25 ns each here
 
-// Polls for up to idleSpinNs (new work, due timers, threads to steal), then sleeps.
+// Polls (new work, due timers, threads to steal) for the budget the core's idle gaps warrant (up to
+// idleSpinNs, see idle_spin.h), then sleeps. The gap until work came back is recorded whether it
+// was caught by polling or after a sleep, so the core learns what a full poll would have caught.
 void idle(Carrier* c) {
     RuntimeState& rt = *gRuntime;
     Core* core = c->core;
     const uint64_t start = rdtsc();
+    const uint64_t budget = core->idleSpin.budget(rt.idleSpinTicks);
     core->idleSinceTsc.store(start, std::memory_order_relaxed);
     rt.spinningCores.fetch_add(1, std::memory_order_relaxed);
     ThreadContext* stolen = nullptr;
@@ -121,10 +124,15 @@ void idle(Carrier* c) {
         // are read every ~1.6 us instead of every ~100 ns, which slowed those runners (spawn+join
         // on the busy core: ~450 -> ~360 ns).
         for (int i = 0; i < kPausesBetweenSteals && !hasWork(core); ++i) cpuRelax();
-    } while (rdtsc() - start < rt.idleSpinTicks);
+    } while (rdtsc() - start < budget);
     rt.spinningCores.fetch_sub(1, std::memory_order_relaxed);
-    if (!stolen && !work) sleepUntilWork(core);
-    core->idleTicks.store(core->idleTicks.load(std::memory_order_relaxed) + (rdtsc() - start),
+    if (!stolen && !work) {
+        sleepUntilWork(core);
+        work = hasWork(core) || othersHaveRunnable(core);
+    }
+    const uint64_t gap = rdtsc() - start;
+    core->idleSpin.record(gap, work || stolen, rt.idleSpinTicks);
+    core->idleTicks.store(core->idleTicks.load(std::memory_order_relaxed) + gap,
                           std::memory_order_relaxed);
     core->idleSinceTsc.store(0, std::memory_order_relaxed);
     if (stolen) runThread(c, stolen);

@@ -10,6 +10,7 @@
 #include "arbrt/sync.h"
 #include "context.h"
 #include "context_pool.h"
+#include "idle_spin.h"
 
 namespace arbrt::detail {
 
@@ -113,6 +114,8 @@ struct Core {
     // Written by the core's carrier; read racily by the monitor.
     std::atomic<uint64_t> idleSinceTsc{0};
     std::atomic<uint64_t> idleTicks{0};
+    // How long this core polls when idle, learnt from its idle gaps (idle_spin.h; owner-only).
+    IdleSpinLearner idleSpin;
     std::atomic<uint64_t> contextSwitches{0};
     std::atomic<uint64_t> steals{0};
     std::atomic<uint64_t> threadsCreated{0};  // by threads running on this core

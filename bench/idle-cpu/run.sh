@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# CPU a lightly loaded server burns, natively and under arbrun: Debian's memcached -t THREADS under
+# an open-loop load of RATE requests/s (arbloadgen, CONNECTIONS connections) for DURATION seconds.
+# The server's CPU time (user + system, from /proc/PID/stat) is read at the start and at the end of
+# the measured window; the load generator reports latency from each request's scheduled send.
+# Modes alternate (native, arbrun, native, ...) so that both see the same machine; medians of
+# REPEAT runs are printed, with the arbrun/native ratios.
+#
+# Usage: bench/idle-cpu/run.sh [--build-dir DIR] [--rate R] [--duration S] [--threads N]
+#            [--connections N] [--repeat N] [--arbrun-args "ARGS"]
+#   --build-dir   CMake build tree with bin/arbrun and bin/arbloadgen (default <repo>/build)
+#   --rate        requests per second (default 5000)
+#   --duration    measured seconds per run (default 5)
+#   --threads     memcached worker threads (default 4)
+#   --connections load-generator connections (default 4)
+#   --repeat      runs per mode (default 3)
+#   --arbrun-args extra arbrun options (always: --standalone), e.g. "--idle-spin 0"
+# Goal (issue): server CPU under arbrun <= 1.2x native, p50 and p99 no worse than native.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=$root/build
+rate=5000
+duration=5
+threads=4
+connections=4
+repeat=3
+arbrun_args=
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --build-dir) build=${2:?--build-dir needs a directory}; shift ;;
+    --rate) rate=${2:?--rate needs a number}; shift ;;
+    --duration) duration=${2:?--duration needs seconds}; shift ;;
+    --threads) threads=${2:?--threads needs a count}; shift ;;
+    --connections) connections=${2:?--connections needs a count}; shift ;;
+    --repeat) repeat=${2:?--repeat needs a count}; shift ;;
+    --arbrun-args) arbrun_args=${2?--arbrun-args needs a string}; shift ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+for n in "$rate" "$duration" "$threads" "$connections" "$repeat"; do
+  [[ $n =~ ^[0-9]+$ && $n -gt 0 ]] || { echo "run.sh: '$n' is not a positive integer" >&2; exit 2; }
+done
+command -v memcached >/dev/null || { echo "run.sh: memcached not installed (apt-get install memcached)" >&2; exit 2; }
+for b in arbrun arbloadgen; do
+  [[ -x $build/bin/$b ]] || { echo "run.sh: $build/bin/$b not found: build first" >&2; exit 2; }
+done
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/arbrun-idlecpu.XXXXXX")
+server=
+cleanup() {
+  if [[ -n $server ]]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+ticks=$(getconf CLK_TCK)
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }  # utime + stime of the whole process
+
+# run_once MODE: prints "CPU_S P50_US P99_US" for one server run.
+run_once() {
+  local mode=$1 port started=0
+  local -a cmd=(memcached -t "$threads" -l 127.0.0.1 -U 0 -c 1024)
+  [[ $(id -u) -eq 0 ]] && cmd+=(-u root)
+  if [[ $mode == arbrun ]]; then
+    # shellcheck disable=SC2206  # the extra options are meant to split
+    cmd=("$build/bin/arbrun" --standalone $arbrun_args -- "${cmd[@]}")
+  fi
+  for _ in 1 2 3 4 5; do  # a random free port; memcached exits at once if it is taken
+    port=$((20000 + RANDOM % 20000))
+    "${cmd[@]}" -p "$port" 2>"$work/server.err" &
+    server=$!
+    for _ in $(seq 100); do
+      (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && { started=1; break; }
+      kill -0 "$server" 2>/dev/null || break
+      sleep 0.02
+    done
+    (( started )) && break
+    wait "$server" 2>/dev/null || true
+    server=
+  done
+  (( started )) || { echo "run.sh: memcached did not start: $(tail -2 "$work/server.err")" >&2; exit 1; }
+  # arbloadgen sets its keys first, then measures: sample the CPU clock when the measurement starts
+  # (its first second excluded from both) by running a 1 s warm-up load first.
+  "$build/bin/arbloadgen" --port "$port" --rate "$rate" --duration 1 --connections "$connections" \
+      >/dev/null 2>&1 || true
+  local before after
+  before=$(cpu_ticks "$server")
+  "$build/bin/arbloadgen" --port "$port" --rate "$rate" --duration "$duration" \
+      --connections "$connections" --drain 0.5 >"$work/load.out" 2>&1 ||
+    { echo "run.sh: arbloadgen failed: $(tail -2 "$work/load.out")" >&2; exit 1; }
+  after=$(cpu_ticks "$server")
+  kill "$server"; wait "$server" 2>/dev/null || true
+  server=
+  awk -v b="$before" -v a="$after" -v t="$ticks" '/^arbloadgen: sent/ {
+      for (i = 1; i < NF; i++) { if ($i == "p50_us") p50 = $(i + 1); if ($i == "p99_us") p99 = $(i + 1) }
+      printf "%.3f %s %s\n", (a - b) / t, p50, p99 }' "$work/load.out"
+}
+
+echo "== idle CPU: memcached -t $threads, $rate req/s open loop, $connections connections," \
+     "${duration} s x $repeat per mode; arbrun --standalone $arbrun_args; load $(cut -d' ' -f1-3 /proc/loadavg)"
+: >"$work/native"; : >"$work/arbrun"
+for ((i = 1; i <= repeat; i++)); do
+  for mode in native arbrun; do run_once "$mode" >>"$work/$mode"; done
+  echo "   run $i/$repeat done" >&2
+done
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+printf '%-8s %12s %10s %10s\n' mode "server CPU s" "p50 (us)" "p99 (us)"
+declare -A med
+for mode in native arbrun; do
+  for k in 1 2 3; do med[$mode$k]=$(cut -d' ' -f$k "$work/$mode" | median); done
+  printf '%-8s %12s %10s %10s\n' "$mode" "${med[${mode}1]}" "${med[${mode}2]}" "${med[${mode}3]}"
+done
+awk -v c="${med[arbrun1]}" -v cn="${med[native1]}" -v p="${med[arbrun2]}" -v pn="${med[native2]}" \
+    -v q="${med[arbrun3]}" -v qn="${med[native3]}" 'BEGIN {
+  r = c / cn; printf "arbrun/native: CPU %.2fx (goal <= 1.2: %s), p50 %.2fx, p99 %.2fx (goal <= 1: %s)\n",
+    r, r <= 1.2 ? "met" : "NOT met", p / pn, q / qn, (p <= pn && q <= qn) ? "met" : "NOT met" }'

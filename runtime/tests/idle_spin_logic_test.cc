@@ -1,0 +1,74 @@
+// IdleSpinLearner: the idle poll budget learnt from idle gaps (idle_spin.h).
+#include "idle_spin.h"
+
+#include <gtest/gtest.h>
+
+namespace arbrt::detail {
+namespace {
+
+constexpr uint64_t kBudget = 1600;
+
+TEST(IdleSpinLearner, Budget_StartsWithAFullPoll) {
+    IdleSpinLearner l;
+    EXPECT_EQ(l.budget(kBudget), kBudget);
+}
+
+TEST(IdleSpinLearner, Record_GapsLongerThanTheBudgetShrinkThePollToAProbe) {
+    IdleSpinLearner l;
+    int periods = 0;
+    while (l.budget(kBudget) == kBudget) {
+        l.record(kBudget * 4, true, kBudget);
+        ASSERT_LT(++periods, 20) << "never stopped polling";
+    }
+    EXPECT_EQ(l.budget(kBudget), kBudget / IdleSpinLearner::kProbeDivisor);
+    EXPECT_GE(periods, 3) << "one long gap must not stop polling (a hand-off pattern survives it)";
+}
+
+TEST(IdleSpinLearner, Record_PeriodsWithoutWorkCountAsMisses) {
+    IdleSpinLearner l;
+    for (int i = 0; i < 40; ++i) l.record(1, false, kBudget);
+    EXPECT_EQ(l.score(), 0u);
+    EXPECT_EQ(l.budget(kBudget), kBudget / IdleSpinLearner::kProbeDivisor);
+}
+
+TEST(IdleSpinLearner, Record_ShortGapsAfterSleepsBringTheFullPollBack) {
+    IdleSpinLearner l;
+    for (int i = 0; i < 40; ++i) l.record(kBudget * 10, true, kBudget);
+    ASSERT_EQ(l.score(), 0u);
+    // Work now comes back within the budget, though the probe was too short to catch it (the
+    // carrier slept): the gap alone says a full poll would have paid.
+    int periods = 0;
+    while (l.budget(kBudget) != kBudget) {
+        l.record(kBudget / 2, true, kBudget);
+        ASSERT_LT(++periods, 20) << "never polled again";
+    }
+    EXPECT_GE(periods, 3);
+}
+
+TEST(IdleSpinLearner, Record_GapEqualToTheBudgetIsCaught) {
+    IdleSpinLearner l;
+    for (int i = 0; i < 40; ++i) l.record(kBudget, true, kBudget);
+    EXPECT_EQ(l.budget(kBudget), kBudget);
+    EXPECT_GE(l.score(), IdleSpinLearner::kFull - (1u << IdleSpinLearner::kShift));
+}
+
+TEST(IdleSpinLearner, Record_MixedPatternPollsWhileMostGapsAreCaught) {
+    // Three of four gaps caught: keep polling. One of four: probe.
+    IdleSpinLearner mostly, rarely;
+    for (int i = 0; i < 200; ++i) {
+        mostly.record(i % 4 == 0 ? kBudget * 8 : kBudget / 4, true, kBudget);
+        rarely.record(i % 4 == 0 ? kBudget / 4 : kBudget * 8, true, kBudget);
+    }
+    EXPECT_EQ(mostly.budget(kBudget), kBudget);
+    EXPECT_EQ(rarely.budget(kBudget), kBudget / IdleSpinLearner::kProbeDivisor);
+}
+
+TEST(IdleSpinLearner, Budget_ZeroBudgetStaysZero) {
+    IdleSpinLearner l;
+    EXPECT_EQ(l.budget(0), 0u);
+    l.record(5, true, 0);  // --idle-spin 0: every gap is a miss, and nothing polls anyway
+    EXPECT_EQ(l.budget(0), 0u);
+}
+
+}  // namespace
+}  // namespace arbrt::detail
