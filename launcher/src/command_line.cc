@@ -142,10 +142,12 @@ constexpr ValueSpec kRunValueOptions[] = {
      "preempting it mid-phase. A thread that never parks is preempted at\n"
      "once. 0: always preempt. At most 5000. Default 1000"},
     {"--idle-spin", "US", arbconfig::kIdleSpinForm, intoConfig<arbconfig::parseIdleSpin>,
-     "How long an idle core polls for new work before its carrier sleeps.\n"
+     "The most an idle core polls for new work before its carrier sleeps.\n"
      "Polling takes new work within microseconds instead of a kernel\n"
-     "wake-up, but burns the CPU: lower it where the program's cores are\n"
-     "not its own (no arbiter isolation) and other processes need them.\n"
+     "wake-up, but burns the CPU: each core polls this long only while\n"
+     "most of its recent idle gaps were this short, else a brief probe.\n"
+     "Lower it where the program's cores are not its own (no arbiter\n"
+     "isolation) and other processes need them.\n"
      "0: sleep at once. At most 1000000. Default 50"},
     {"--retake-after", "US", arbconfig::kRetakeAfterForm, intoConfig<arbconfig::parseRetakeAfter>,
      "How long a thread may sleep in a system call that arbrun did not\n"
