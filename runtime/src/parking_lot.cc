@@ -168,12 +168,20 @@ long requeue(const void* from, const void* to, size_t wakeCount, size_t requeueC
         return -1;
     }
     // Wake first (bounded batch under the lock; the rest of wakeCount is woken after unlocking).
+    // The waiters that rest is for are the next ones in line: they stay on `from` (skipped by the
+    // requeue below), and the unpark after unlocking takes them, oldest first.
     WakeToken tokens[kBatch];
     const size_t n = claimMatching(a, fromKey, ~0u, std::min(kBatch, wakeCount), tokens);
+    size_t toSkip = wakeCount - n;  // n < kBatch means nobody else matched: nothing is skipped
     size_t moved = 0;
     for (Waiter* w = a.queue.head; w && moved < requeueCount;) {
         Waiter* next = w->next;
         if (w->key.load(std::memory_order_relaxed) == fromKey) {
+            if (toSkip > 0) {
+                --toSkip;
+                w = next;
+                continue;
+            }
             a.queue.remove(w);
             w->key.store(toKey, std::memory_order_release);
             b.queue.pushBack(w);

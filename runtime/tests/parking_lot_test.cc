@@ -123,6 +123,31 @@ TEST_F(ParkingLot, Requeue_WakesSomeMovesTheRest) {
     for (auto t : threads) EXPECT_EQ(arbrt::join(t), 0);
 }
 
+// More waiters to wake than one batch under the bucket lock (32): those past the batch are woken
+// after unlocking, so the requeue must leave them where they are and move only the ones after them.
+TEST_F(ParkingLot, Requeue_WakeCountBeyondOneBatchMovesOnlyTheRest) {
+    constexpr int kWaiters = 45, kWake = 40, kMove = 5;
+    int from = 0, to = 0;
+    std::atomic<int> woken{0};
+    std::vector<arbrt::ThreadId> threads;
+    for (int i = 0; i < kWaiters; ++i) {
+        threads.push_back(arbrt::createThread([&, i] {
+            arbrt::park(
+                &from, [] { return true; }, arbrt::detail::kNoDeadline);
+            woken.fetch_add(1);
+        }));
+        // One at a time, so the queue order is the creation order.
+        ASSERT_TRUE(eventually([&] { return arbrt::parkedCount(&from) == size_t(i + 1); }));
+    }
+    EXPECT_EQ(arbrt::requeue(&from, &to, kWake, 100, [] { return true; }), kWake + kMove);
+    EXPECT_EQ(arbrt::parkedCount(&from), 0u);
+    EXPECT_EQ(arbrt::parkedCount(&to), size_t(kMove));
+    ASSERT_TRUE(eventually([&] { return woken.load() == kWake; }));
+    EXPECT_EQ(arbrt::unpark(&to, 100), size_t(kMove));
+    for (auto t : threads) EXPECT_EQ(arbrt::join(t), 0);
+    EXPECT_EQ(woken.load(), kWaiters);
+}
+
 TEST_F(ParkingLot, RequeuedWaiter_TimesOutFromItsNewAddress) {
     int from = 0, to = 0;
     const uint64_t deadline = arbrt::nowNs() + 50'000'000;
