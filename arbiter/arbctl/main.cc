@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <iostream>
 
+#include "arbcli/parse.h"
 #include "arbproto/io.h"
+#include "arbproto/messages.h"
 #include "format.h"
 
 namespace {
@@ -62,7 +64,7 @@ class Observer {
 
 int main(int argc, char** argv) {
     CLI::App app{"arbctl: shows the core arbiter's processes, requests and grants", "arbctl"};
-    std::string socket = "/run/arbrun/arbiter.sock";
+    std::string socket = arbproto::kDefaultSocketPath;
     bool json = false;
     int intervalMs = 1000, count = 0;
     app.add_option("--socket", socket, "The arbiter's Unix socket")->capture_default_str();
@@ -75,18 +77,7 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     watch->add_option("--count", count, "Stop after N refreshes (0: never)")
         ->check(CLI::NonNegativeNumber);
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::CallForHelp&) {
-        std::cout << app.help();
-        return 0;
-    } catch (const CLI::ParseError& e) {
-        if (e.get_exit_code() == 0) return app.exit(e);
-        std::string what = e.what();
-        std::replace(what.begin(), what.end(), '\n', ' ');
-        std::cerr << "arbctl: " << what << " (see --help)\n";
-        return 2;
-    }
+    if (std::optional<int> status = arbcli::parse(app, argc, argv, "arbctl")) return *status;
     Observer observer;
     std::string error;
     if (!observer.open(socket, &error)) {

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <iostream>
 
+#include "arbcli/parse.h"
+
 namespace arbd {
 namespace {
 
@@ -117,17 +119,7 @@ int parseOptions(int argc, char** argv, Options* o) {
     app.add_option("--sysfs-root", o->sysfsRoot, "Where sysfs is (topology)")
         ->capture_default_str();
     app.add_option("--proc-root", o->procRoot, "Where procfs is")->capture_default_str();
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::CallForHelp&) {
-        std::cout << app.help();
-        return 0;
-    } catch (const CLI::ParseError& e) {
-        std::string what = e.what();
-        std::replace(what.begin(), what.end(), '\n', ' ');
-        std::cerr << "core-arbiter: " << what << " (see --help)\n";
-        return 2;
-    }
+    if (std::optional<int> status = arbcli::parse(app, argc, argv, "core-arbiter")) return *status;
     return -1;
 }
 

@@ -16,7 +16,7 @@
 namespace arbd {
 
 struct Options {
-    std::string socketPath = "/run/arbrun/arbiter.sock";
+    std::string socketPath = arbproto::kDefaultSocketPath;
     std::string backend = "auto";
     std::string cgroupRoot;
     std::string cpus;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 
+#include "arbproto/messages.h"
 #include "help_text.h"
 
 #ifndef ARBRUN_VERSION
@@ -197,7 +198,7 @@ constexpr ValueSpec kRunValueOptions[] = {
      "\\ makes the next character literal. Quote rules in the shell"},
     {"--default-class", "CLASS", arbconfig::kThreadClassForm, parseDefaultClassOption,
      "Class of threads no rule matches. Default normal"},
-    arbiterOption("The core arbiter's Unix socket. Default /run/arbrun/arbiter.sock.\n"
+    arbiterOption("The core arbiter's Unix socket. Default " ARBPROTO_DEFAULT_SOCKET ".\n"
                   "If it cannot be reached the program says so once and runs standalone"),
 };
 
@@ -234,8 +235,8 @@ constexpr ValueSpec kAbValueOptions[] = {
 
 // `arbrun doctor` checks the machine and the arbiter it would use.
 constexpr ValueSpec kDoctorValueOptions[] = {
-    arbiterOption("The core arbiter's Unix socket to check. Default\n"
-                  "/run/arbrun/arbiter.sock (the socket arbrun uses)"),
+    arbiterOption("The core arbiter's Unix socket to check. Default\n" ARBPROTO_DEFAULT_SOCKET
+                  " (the socket arbrun uses)"),
 };
 
 // Each value option keeps every occurrence (TakeAll) so each is validated: every --class is a

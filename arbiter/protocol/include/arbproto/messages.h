@@ -10,6 +10,11 @@
 
 namespace arbproto {
 
+// Where the arbiter listens and clients look unless told otherwise (a macro as well, so that help
+// texts can be built from it at compile time).
+#define ARBPROTO_DEFAULT_SOCKET "/run/arbrun/arbiter.sock"
+constexpr const char* kDefaultSocketPath = ARBPROTO_DEFAULT_SOCKET;
+
 constexpr uint32_t kMagic = 0x43425241;  // "ARBC" in memory order
 constexpr uint16_t kVersionMajor = 1;
 constexpr uint16_t kVersionMinor = 0;

@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "arbproto/messages.h"
+
 namespace arbconfig {
 
 // How a thread is scheduled; see ARCHITECTURE.md ("core policy").
@@ -60,11 +62,11 @@ struct Config {
     uint32_t minCores = 1, maxCores = 0;  // --cores N | MIN:MAX | MIN: ; 0 = one per allowed CPU
     int priority = 3;                     // --priority 0-7, 0 = highest
     std::vector<ClassRule> classRules;    // --class RULE=CLASS, repeatable, first match wins
-    ThreadClass defaultClass = ThreadClass::normal;          // --default-class
-    std::string arbiterSocket = "/run/arbrun/arbiter.sock";  // --arbiter PATH
-    bool standalone = false;                                 // --standalone
-    bool stats = false;                                      // --stats
-    bool verbose = false;                                    // --verbose
+    ThreadClass defaultClass = ThreadClass::normal;            // --default-class
+    std::string arbiterSocket = arbproto::kDefaultSocketPath;  // --arbiter PATH
+    bool standalone = false;                                   // --standalone
+    bool stats = false;                                        // --stats
+    bool verbose = false;                                      // --verbose
     // --explain-classes: one line on stderr per created thread, the rule that classified it and
     // its class (--verbose prints them too).
     bool explainClasses = false;
