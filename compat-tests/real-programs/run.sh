@@ -2,7 +2,8 @@
 # run.sh NAME — runs one real Debian program natively and, when ARBRUN names the arbrun binary,
 # also under `$ARBRUN $ARBRUN_ARGS -- program`, and compares the two runs.
 #
-#   NAME: pigz | xz | zstd | x264 | sysbench-threads | sysbench-mutex | python3 | memcached
+#   NAME: pigz | xz | zstd | x264 | sysbench-threads | sysbench-mutex | python3 | memcached |
+#         java | node | go-cgo | go-static
 #
 # Environment:
 #   ARBRUN          path to build/bin/arbrun; empty or unset: native runs only
@@ -211,10 +212,95 @@ run_memcached() {
     done
 }
 
+# Runtimes with threads of their own. java and node run as user threads: their self-checking
+# programs must print the same line natively, under arbrun and under arbrun --cores 1, with
+# nothing from arbrun on stderr (a runtime that could not start would say so there).
+run_runtime() {
+    local label=$1
+    shift
+    local ref="" mode out
+    for mode in $(modes) ${ARBRUN:+arbrun1}; do
+        say "$mode: $*"
+        if [[ $mode == arbrun1 ]]; then
+            # shellcheck disable=SC2086
+            out=$("$ARBRUN" $ARBRUN_ARGS --cores 1 -- "$@" 2>"$work/err") || fail "$mode: exited with $?: $out $(cat "$work/err")"
+        else
+            out=$(run_in "$mode" "$@" 2>"$work/err") || fail "$mode: exited with $?: $out $(cat "$work/err")"
+        fi
+        [[ $out == "ok $label "* && $out != *$'\n'* ]] || fail "$mode: unexpected output: $out"
+        if grep -q '^arbrun:' "$work/err"; then fail "$mode: arbrun said: $(grep '^arbrun:' "$work/err")"; fi
+        if [[ -z $ref ]]; then ref=$out; else [[ $out == "$ref" ]] || fail "$mode: '$out' differs from '$ref'"; fi
+        say "$mode: $out"
+    done
+}
+
+run_java() {
+    need java javac
+    javac -d "$work" "$here/../java/JavaThreads.java" 2>"$work/javac.err" || fail "javac: $(cat "$work/javac.err")"
+    run_runtime JavaThreads java -cp "$work" JavaThreads
+}
+
+run_node() {
+    need node
+    TMPDIR=$work run_runtime threads.js node "$here/../node/threads.js"
+}
+
+# Builds compat-tests/go into $1 (cgo when $2 is 1: dynamically linked; else statically linked),
+# with every cache in the scratch directory and no network.
+build_go() {
+    need go
+    [[ $2 != 1 ]] || need cc
+    (cd "$here/../go" && env GOCACHE="$work/go-cache" GOPATH="$work/go-path" HOME="$work" GOPROXY=off \
+        GOFLAGS=-mod=mod CGO_ENABLED="$2" go build -buildvcs=false -o "$1" .) >"$work/go.log" 2>&1 ||
+        fail "go build: $(tail -5 "$work/go.log")"
+}
+
+# A Go program runs natively under arbrun: stdout and exit status as natively, and exactly one
+# line from arbrun on stderr, also when a shell started under arbrun runs it (the preload library
+# says it in the Go process). A statically linked one loads no library: only the launcher can
+# say it, when it starts the program itself; through a shell it runs natively without a word.
+run_go() {
+    local cgo=$1 expected_how=$2
+    local prog=$work/gothreads
+    build_go "$prog" "$cgo"
+    local line="arbrun: $prog is a Go program (its runtime schedules its own threads); running it natively"
+    [[ $cgo == 1 ]] || line="arbrun: $prog is a Go program (its runtime schedules its own threads), statically linked (the preload library cannot load into it); running it natively"
+    local ref rc
+    ref=$("$prog" 7 2>"$work/err") && rc=0 || rc=$?
+    [[ $rc == 7 ]] || fail "native: exit status $rc, expected 7: $ref $(cat "$work/err")"
+    [[ $ref == "ok gothreads "*" via $expected_how" ]] || fail "native: unexpected output: $ref"
+    [[ ! -s $work/err ]] || fail "native: stderr: $(cat "$work/err")"
+    say "native: $ref, exit status 7"
+    [[ -n $ARBRUN ]] || return 0
+    local how
+    for how in direct shell cores1; do
+        local out
+        # shellcheck disable=SC2086  # ARBRUN_ARGS is a list of options
+        case $how in
+        direct) out=$("$ARBRUN" $ARBRUN_ARGS -- "$prog" 7 2>"$work/err") && rc=0 || rc=$? ;;
+        shell) out=$("$ARBRUN" $ARBRUN_ARGS -- sh -c "$prog 7" 2>"$work/err") && rc=0 || rc=$? ;;
+        cores1) out=$("$ARBRUN" $ARBRUN_ARGS --cores 1 -- "$prog" 7 2>"$work/err") && rc=0 || rc=$? ;;
+        esac
+        [[ $rc == 7 ]] || fail "arbrun ($how): exit status $rc, expected 7: $out $(cat "$work/err")"
+        [[ $out == "$ref" ]] || fail "arbrun ($how): output '$out' differs from the native '$ref'"
+        local want=$line
+        [[ $cgo == 1 || $how != shell ]] || want=""
+        [[ $(cat "$work/err") == "$want" ]] || fail "arbrun ($how): stderr is not '$want': $(cat "$work/err")"
+        say "arbrun ($how): identical output and exit status; $(cat "$work/err")"
+    done
+    if [[ $cgo != 1 ]]; then return 0; fi
+    # sh itself is no Go program: it must run under the runtime, and say nothing.
+    local shell_err
+    # shellcheck disable=SC2086
+    shell_err=$("$ARBRUN" $ARBRUN_ARGS --verbose -- sh -c true 2>&1 >/dev/null) || fail "arbrun --verbose sh: $shell_err"
+    [[ $shell_err == *"arbrun: runtime started"* && $shell_err != *"Go program"* ]] ||
+        fail "a shell under arbrun --verbose did not start the runtime: $shell_err"
+}
+
 case $name in
-pigz | xz | zstd | x264 | sysbench-threads | sysbench-mutex | python3 | memcached) ;;
+pigz | xz | zstd | x264 | sysbench-threads | sysbench-mutex | python3 | memcached | java | node | go-cgo | go-static) ;;
 *)
-    echo "usage: $0 pigz|xz|zstd|x264|sysbench-threads|sysbench-mutex|python3|memcached" >&2
+    echo "usage: $0 pigz|xz|zstd|x264|sysbench-threads|sysbench-mutex|python3|memcached|java|node|go-cgo|go-static" >&2
     exit 2
     ;;
 esac
@@ -230,5 +316,9 @@ sysbench-threads) run_sysbench threads 5000 --threads=8 --thread-yields=100 --th
 sysbench-mutex) run_sysbench mutex 4 --threads=4 ;;
 python3) run_python ;;
 memcached) run_memcached ;;
+java) run_java ;;
+node) run_node ;;
+go-cgo) run_go 1 cgo ;;
+go-static) run_go 0 go ;;
 esac
 echo "ok real $name"

@@ -48,7 +48,7 @@ Check checkSyscalls(SystemProbe& probe) {
     }
     return {Verdict::warn, "syscalls",
             "not caught (" + why +
-                "): a program that waits with its own system calls (OpenMP, Go, JIT code) blocks "
+                "): a program that waits with its own system calls (OpenMP, JIT code) blocks "
                 "a carrier until its core is lent to a spare carrier, and spins on it meanwhile; "
                 "such programs may run much slower than natively; fix: Linux >= 5.11"};
 }
@@ -190,6 +190,15 @@ Check checkPreload(SystemProbe& probe) {
                 "ARBRUN_PRELOAD_LIB to a working copy"};
 }
 
+// Not a property of the machine but of programs: which run natively however arbrun is asked, and
+// how the user learns it (one line on stderr, from the launcher or the preload library).
+Check noteRuntimes() {
+    return {Verdict::ok, "runtimes",
+            "the JVM, Node.js and CPython run as user threads; Go programs run natively (Go's "
+            "runtime schedules its own threads; arbrun recognises them from their ELF and says "
+            "so in one line), as do statically linked programs (they never load the library)"};
+}
+
 // The words the report and scripts use.
 const char* verdictName(Verdict verdict) {
     switch (verdict) {
@@ -216,6 +225,7 @@ std::vector<Check> runChecks(SystemProbe& probe, const std::string& arbiterSocke
     checks.push_back(checkRoot(probe, arbiter));
     checks.push_back(checkArbiter(arbiter, arbiterSocket));
     checks.push_back(checkPreload(probe));
+    checks.push_back(noteRuntimes());
     return checks;
 }
 

@@ -71,11 +71,12 @@ class SystemProbe {
 struct Check {
     enum class Verdict { ok, warn, fail };
     Verdict verdict = Verdict::ok;
-    std::string name;    // fsgsbase, glibc, syscalls, cgroups, root, arbiter, preload
+    std::string name;    // fsgsbase, glibc, syscalls, cgroups, root, arbiter, preload, runtimes
     std::string detail;  // what was found; when not OK, what it costs and how to fix it
 };
 
-// Every check, in report order: fsgsbase, glibc, syscalls, cgroups, root, arbiter, preload.
+// Every check, in report order: fsgsbase, glibc, syscalls, cgroups, root, arbiter, preload, and a
+// note on programs with runtimes of their own (runtimes, always OK).
 std::vector<Check> runChecks(SystemProbe& probe, const std::string& arbiterSocket);
 
 // "OK    fsgsbase  ..." per check, then a summary line; ends with a newline.

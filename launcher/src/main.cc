@@ -8,6 +8,7 @@
 #include "command_line.h"
 #include "launch.h"
 #include "preload_library.h"
+#include "program_check.h"
 #include "subcommands.h"
 
 namespace {
@@ -38,6 +39,8 @@ int runProgram(const arbrun::Invocation& invocation) {
     const arbrun::Environment environment =
         arbrun::programEnvironment(invocation.config, library, std::getenv("LD_PRELOAD"));
     if (invocation.config.verbose) describe(environment, invocation.command[0]);
+    const std::string notice = arbrun::nativeNoticeFor(invocation.command[0], std::getenv("PATH"));
+    if (!notice.empty()) std::fprintf(stderr, "arbrun: %s\n", notice.c_str());
     std::fflush(nullptr);
     return fail(arbrun::execProgram(environment, invocation.command, &error), error);
 }

@@ -64,9 +64,9 @@ using Verdict = Check::Verdict;
 TEST(RunChecks, HealthyHostIsAllOk) {
     FakeProbe probe;
     const auto checks = runChecks(probe, kSocket);
-    ASSERT_EQ(checks.size(), 7u);
+    ASSERT_EQ(checks.size(), 8u);
     const char* order[] = {"fsgsbase", "glibc",   "syscalls", "cgroups",
-                           "root",     "arbiter", "preload"};
+                           "root",     "arbiter", "preload",  "runtimes"};
     for (size_t i = 0; i < checks.size(); ++i) {
         EXPECT_EQ(checks[i].name, order[i]);
         EXPECT_EQ(checks[i].verdict, Verdict::ok) << checks[i].detail;
@@ -99,7 +99,11 @@ TEST(FormatReport, OneLinePerCheckAndASummary) {
         "arbrun gets its cores from it\n"
         "OK    preload   /opt/arbrun/lib/libarbrun.so: /bin/true ran under LD_PRELOAD and the "
         "runtime started\n"
-        "arbrun doctor: 5 OK, 1 WARN, 1 FAIL\n");
+        "OK    runtimes  the JVM, Node.js and CPython run as user threads; Go programs run "
+        "natively (Go's runtime schedules its own threads; arbrun recognises them from their ELF "
+        "and says so in one line), as do statically linked programs (they never load the "
+        "library)\n"
+        "arbrun doctor: 6 OK, 1 WARN, 1 FAIL\n");
     EXPECT_EQ(doctorExitStatus(checks), 1);
 }
 

@@ -362,6 +362,33 @@ TEST_F(Launcher, VerboseDescribesTheEnvironment) {
     EXPECT_NE(r.err.find(" LD_PRELOAD=" + lib_), std::string::npos) << r.err;
 }
 
+// A statically linked program never loads the preload library: arbrun says so in one line before
+// it execs it (Debian's ldconfig is static-pie), and the program's exit status is its own.
+TEST_F(Launcher, StaticallyLinkedProgramIsAnnounced) {
+    std::string ldconfig;
+    for (const char* p : {"/usr/sbin/ldconfig", "/sbin/ldconfig"}) {
+        if (access(p, X_OK) == 0) ldconfig = p;
+    }
+    if (ldconfig.empty()) GTEST_SKIP() << "no ldconfig, the static program this test runs";
+    const Result r = arbrun({"--standalone", "--", ldconfig, "--version"});
+    EXPECT_EQ(exitCode(r), 0) << r.err;
+    EXPECT_EQ(r.err, "arbrun: " + ldconfig +
+                         " is statically linked (the preload library cannot load into it); "
+                         "running it natively\n");
+}
+
+// The check for Go costs a dynamically linked non-Go program nothing visible: the runtime starts
+// and nothing more is said.
+TEST_F(Launcher, DynamicNonGoProgramRunsUnderTheRuntime) {
+    if (!kRealPreloadUsable) GTEST_SKIP() << "the real preload library is instrumented here";
+    env_["ARBRUN_PRELOAD_LIB"] = ARBRUN_PRELOAD_LIBRARY;
+    const Result r = arbrun({"--standalone", "--verbose", "--", "/bin/true"});
+    EXPECT_EQ(exitCode(r), 0) << r.err;
+    EXPECT_NE(r.err.find("arbrun: runtime started with "), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("Go program"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("natively"), std::string::npos) << r.err;
+}
+
 // --- arbrun doctor -------------------------------------------------------------------------
 
 // The report's lines that start with a verdict, by check name; fails the test on a malformed one.
@@ -388,7 +415,7 @@ TEST_F(Launcher, DoctorPrintsEveryCheck) {
     const Result r = arbrun({"doctor", "--arbiter", socket});
     const auto lines = doctorLines(r.out);
     for (const char* name :
-         {"fsgsbase", "glibc", "syscalls", "cgroups", "root", "arbiter", "preload"}) {
+         {"fsgsbase", "glibc", "syscalls", "cgroups", "root", "arbiter", "preload", "runtimes"}) {
         EXPECT_EQ(lines.count(name), 1u) << name << "\n" << r.out;
     }
     EXPECT_EQ(lines.at("arbiter").rfind("WARN  arbiter   not running at " + socket +

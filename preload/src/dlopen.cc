@@ -15,6 +15,7 @@
 
 #include "arbrt/arbrt.h"
 #include "arbrt/tls.h"
+#include "own_runtime.h"
 #include "real_libc.h"
 #include "shim.h"
 
@@ -37,6 +38,12 @@ void afterLoadOrUnload() {
     if (arbrt::isRunning()) arbrt::refreshStaticTls();
 }
 
+// A load may also have brought in a runtime that cannot run on user threads (own_runtime.h).
+void afterLoad() {
+    afterLoadOrUnload();
+    if (arbrt::isRunning()) warnIfGoLibraryLoaded();
+}
+
 }  // namespace
 }  // namespace arbrun
 
@@ -46,13 +53,13 @@ ARBRUN_EXPORT void* dlopen(const char* file, int mode) {
     const Lmid_t lmid = file ? namespaceOf(__builtin_return_address(0)) : LM_ID_BASE;
     void* handle = lmid == LM_ID_BASE ? ARBRUN_REAL(dlopen)(file, mode)
                                       : ARBRUN_REAL(dlmopen)(lmid, file, mode);
-    if (handle) afterLoadOrUnload();
+    if (handle) afterLoad();
     return handle;
 }
 
 ARBRUN_EXPORT void* dlmopen(Lmid_t lmid, const char* file, int mode) {
     void* handle = ARBRUN_REAL(dlmopen)(lmid, file, mode);
-    if (handle) afterLoadOrUnload();
+    if (handle) afterLoad();
     return handle;
 }
 

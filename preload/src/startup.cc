@@ -26,6 +26,7 @@
 #include "cancel.h"
 #include "classes.h"
 #include "fork.h"
+#include "own_runtime.h"
 #include "raw_syscalls.h"
 #include "real_libc.h"
 #include "setxid.h"
@@ -178,6 +179,12 @@ void reportRawSyscallCatching() {
 
 Mode decideMode() {
     std::string error;
+    // Before anything is installed (signal handlers, the runtime's threads): such a process
+    // must see glibc exactly as without arbrun.
+    if (ownThreadRuntime(&error)) {
+        logWarning("%s; running it natively", error.c_str());
+        return Mode::native;
+    }
     if (!arbconfig::fromEnvironment([](const char* name) { return getenv(name); }, &config(),
                                     &error)) {
         logWarning("%s; running natively", error.c_str());

@@ -1,0 +1,3 @@
+module arbrun/compat/gothreads
+
+go 1.19
