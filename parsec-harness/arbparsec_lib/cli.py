@@ -324,9 +324,10 @@ def build_parser():
                    help="nice value of the batch in the arbrun mix (default: 19 with the fake "
                         "backend, 0 with a cpuset backend)")
     c.add_argument("--server-arbrun-args", default="", metavar="ARGS",
-                   help="more arbrun options for memcached (e.g. '--estimator fast')")
+                   help="more arbrun options for the server; a value starting with '-' needs the "
+                        "'=' form: --server-arbrun-args='--estimator fast'")
     c.add_argument("--batch-arbrun-args", default="", metavar="ARGS",
-                   help="more arbrun options for the batch tenants")
+                   help="more arbrun options for the batch tenants (--batch-arbrun-args='...')")
     c.add_argument("--memcached", default=None, metavar="PATH",
                    help="the memcached binary (the same as --server-bin with --server memcached)")
     common_paths(c)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from . import machine, plots, servers, stats, suites, traces
 from .runner import REGISTRY, Process
+from .runsuite import _extract, _link_tree
 
 CONFIGS = {
     "arbrun-alone": ("arbrun", False),
@@ -185,7 +186,6 @@ class ParsecLoop(threading.Thread):
                 run_dir = os.path.join(self.run_root, f"run{n}")
                 os.makedirs(run_dir)
                 if self.inputs_dir:
-                    from .runsuite import _link_tree
                     _link_tree(self.inputs_dir, run_dir)
                 trace = os.path.join(self.trace_dir, f"run{n}.csv") if self.trace_dir else None
                 out_path = os.path.join(self.run_root, f"run{n}.out")
@@ -402,7 +402,6 @@ class Experiment:
             return None
         d = os.path.join(self.scratch, "inputs", tenant.bench.name)
         if not os.path.isdir(d):
-            from .runsuite import _extract
             _extract(tenant.bench.inputs, d)
         return d
 
