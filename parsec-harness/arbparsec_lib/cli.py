@@ -5,7 +5,7 @@ import re
 import shlex
 import sys
 
-from . import machine, runner, suites
+from . import machine, runner, servers, suites
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -93,6 +93,13 @@ def parse_cpu_list(text):
     return _matching(r"\d+(-\d+)?(,\d+(-\d+)?)*", text, "a CPU list like 0-3 or 0,2-5")
 
 
+def calibration_runs(text):
+    v = _convert(int, text, "a whole number")
+    if not 1 <= v <= 20:
+        raise argparse.ArgumentTypeError(f"'{text}' is not in 1..20")
+    return v
+
+
 def parse_nice(text):
     v = _convert(int, text, "a nice value")
     if not 0 <= v <= 19:
@@ -133,14 +140,21 @@ Suites:
            the pthreads builds (pkgs/*/NAME/inst/*-linux.gcc-pthreads/bin) and the standard
            inputs (pkgs/*/NAME/inputs/input_SIZE.tar) of blackscholes, bodytrack, canneal,
            dedup, facesim, ferret, fluidanimate, freqmine, raytrace, streamcluster, swaptions,
-           vips and x264; arguments from the installation's parsec/SIZE.runconf files. Missing
+           vips and x264 at any of PARSEC's sizes (test, simdev, simsmall, simmedium, simlarge,
+           native); binary, arguments and exported variables from the installation's
+           parsec/SIZE.runconf files (PARSEC 3.0's own arguments where one cannot be read),
+           with ${NTHREADS} = --threads (fluidanimate: the largest power of two at most that;
+           swaptions: -ns raised to the thread count where PARSEC's is smaller). Missing
            builds and inputs are listed with the parsecmgmt command or archive that provides
            them; the rest run. See parsec-harness/README.md.
 
-Every run is checked against the native run's output (builtin: the checksum line; PARSEC: its
-output files or standard output, or the exit status where the result is nondeterministic) and
-timed: wall time, CPU time and peak RSS from wait4(), cores held over time from arbrun --trace.
-Runs alternate between the modes. Output in DIR: results.csv
+Determinism calibration: before any comparison, each program runs natively
+--calibration-runs times (2; not timed). The first run's output is the reference (builtin: the
+checksum line; PARSEC: its output files or standard output; the exit status only for canneal
+and facesim). A program whose output differs between native runs (these or the timed ones) is
+reported as "varies natively, exit status compared". Every run is timed: wall time, CPU time
+and peak RSS from wait4(), cores held over time from arbrun --trace; the report gives arbrun /
+native ratios of each. Runs alternate between the modes. Output in DIR: results.csv
 (benchmark,mode,run,wall_s,cpu_s,max_rss_kb,output_ok), runs.json (details), report.md
 (medians, arbrun/native ratios), wall.png and cores.png, traces/. A progress line per run goes
 to stderr.
@@ -156,22 +170,31 @@ Examples:
 
 COLOCATE_EPILOG = """\
 The colocation experiment. Four configurations, one after another, each for --duration seconds:
-  arbrun alone   memcached under arbrun (--priority 0) with a private core arbiter, no batch
+  arbrun alone   the server under arbrun (--priority 0) with a private core arbiter, no batch
   arbrun mix     the same, with the batch tenants under arbrun at --priority 7
-  native alone   memcached natively
-  native mix     memcached natively, the batch tenants under nice -n 19 (as people do today)
-memcached is Debian's, unmodified (-l 127.0.0.1 on a free port, -U 0; -u root when run as
-root). arbloadgen (parsec-harness/loadgen) sends an open-loop Poisson load (fixed seed) of
-memcached text-protocol gets and sets over several connections; latency is measured from each
-request's scheduled send time. Batch tenants are builtin workloads repeating their computation
-(--seconds) for the whole configuration; throughput = repetitions per second.
+  native alone   the server natively
+  native mix     the server natively, the batch tenants under nice -n 19 (as people do today)
+
+Servers (--server), Debian's, unmodified, on a free port of 127.0.0.1:
+  memcached  -U 0 -t N (-u root when run as root); load in memcached's text protocol
+  redis      redis-server without persistence (--save '' --appendonly no), --io-threads N;
+             load in RESP (GET and SET commands)
+arbloadgen (parsec-harness/loadgen) sends an open-loop Poisson load (fixed seed) of gets and
+sets over several connections; latency is measured from each request's scheduled send time.
+
+Batch tenants (--batch): builtin workloads repeat their computation (--seconds) in one process
+for the whole configuration (throughput = repetitions per second; checksums compared with the
+native mix's); PARSEC programs, parsec:APP with --parsec-home, are run again and again, each run
+a fresh process in a fresh run directory with the inputs of --batch-size (throughput = runs
+that exited 0 and ended inside the load window, per second; every run's output is checked
+against the native mix's runs, or its exit status where the output varies natively).
 
 The private arbiter: backend auto uses cgroup cpusets (real isolation: managed cores run only
 granted carriers) when run as root with a cpuset hierarchy and at least --min-isolated-cpus
 CPUs; otherwise the fake backend on a simulated machine with a managed core per CPU plus one
 for the server (whose carrier sleeps when idle): nothing is pinned, the kernel still shares the
 CPUs, so the batch tenants also run under nice -n 19 in the arbrun mix (override with
---arbrun-batch-nice). The report says which. memcached may grow to all managed cores but one.
+--arbrun-batch-nice). The report says which. The server may grow to all managed cores but one.
 
 Output in DIR: report.md (latency p50/p99/p99.9 per configuration, ratios to alone, batch
 throughput, goals), colocate.csv (per-second latency of every configuration), summary.json,
@@ -179,11 +202,13 @@ latency.png, cores.png (cores per tenant over time in the arbrun mix), throughpu
 loadgen logs. A progress line every second on stderr.
 
 Exit status: 0 all configurations ran, 1 a configuration failed, 2 bad options or a missing
-program (77 when memcached is not installed), 130 interrupted.
+program (77 when the server is not installed), 130 interrupted.
 
-Example (the README's demo):
+Examples (the first is the README's demo):
   arbparsec colocate --server memcached --batch dataparallel,montecarlo --load 5000:20000:5000 \\
       --duration 15 --out /tmp/coloc
+  arbparsec colocate --server redis --batch parsec:swaptions,parsec:canneal \\
+      --parsec-home ~/parsec-3.0 --batch-size simsmall --load 5000 --duration 30 --out /tmp/c2
 """
 
 
@@ -209,11 +234,18 @@ def build_parser():
     r.add_argument("--benchmarks", metavar="LIST", default=None,
                    help="comma-separated benchmarks to run, globs allowed (default: all)")
     r.add_argument("--size", choices=suites.SIZES, default="simsmall",
-                   help="input size (default: simsmall)")
+                   help="input size: PARSEC's test, simdev, simsmall, simmedium, simlarge, native; "
+                        "the builtin workloads have test, simsmall, simmedium, native "
+                        "(default: simsmall)")
     r.add_argument("--threads", type=positive_int, default=machine.cpus(), metavar="N",
                    help="threads per program (default: this machine's CPUs, %(default)s)")
     r.add_argument("--repeat", type=positive_int, default=3, metavar="R",
                    help="runs per mode (default: 3)")
+    r.add_argument("--calibration-runs", type=calibration_runs, default=2, metavar="N",
+                   help="native runs made before any comparison, per benchmark (not timed): the "
+                        "first is the reference output; when they differ, the output varies "
+                        "natively and runs are judged by exit status (default: 2; 1: a single "
+                        "reference, no calibration)")
     r.add_argument("--mode", type=parse_modes, default=["native", "arbrun"], metavar="LIST",
                    dest="modes", help="native, arbrun or both in run order (default: native,arbrun)")
     r.add_argument("--out", metavar="DIR", type=absolute_path, required=True, help="where results and reports go")
@@ -225,17 +257,29 @@ def build_parser():
                         "(default: 1800)")
     common_paths(r)
 
-    c = sub.add_parser("colocate", help="memcached at high priority beside batch tenants, "
-                                        "under arbrun and natively",
-                       description="The colocation experiment: memcached under arbrun at high "
-                                   "priority beside low-priority batch tenants, then the same mix "
-                                   "natively with the batch niced.",
+    c = sub.add_parser("colocate", help="a server (memcached, redis) at high priority beside "
+                                        "batch tenants, under arbrun and natively",
+                       description="The colocation experiment: a server (memcached or redis) "
+                                   "under arbrun at high priority beside low-priority batch "
+                                   "tenants (builtin workloads or PARSEC programs), then the same "
+                                   "mix natively with the batch niced.",
                        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=COLOCATE_EPILOG)
-    c.add_argument("--server", choices=("memcached",), default="memcached",
-                   help="the latency-sensitive server (default: memcached)")
+    c.add_argument("--server", choices=tuple(servers.SERVERS), default="memcached",
+                   help="the latency-sensitive server: " + ", ".join(
+                       f"{s.name} (Debian's {s.package})" for s in servers.SERVERS.values())
+                   + " (default: memcached)")
+    c.add_argument("--server-bin", metavar="PATH", default=None,
+                   help="the server's program (default: memcached or redis-server from PATH)")
     c.add_argument("--batch", metavar="LIST", required=True,
-                   help="comma-separated builtin workloads run as batch tenants, one process "
-                        "each (e.g. dataparallel,montecarlo)")
+                   help="comma-separated batch tenants: builtin workloads (one process each, "
+                        "repeating) and PARSEC programs as parsec:APP (run again and again; "
+                        "needs --parsec-home), e.g. dataparallel,parsec:swaptions")
+    c.add_argument("--parsec-home", metavar="DIR", type=absolute_path,
+                   default=os.environ.get("PARSEC_HOME"),
+                   help="top of the PARSEC 3.0 tree, for parsec:APP tenants (default: $PARSEC_HOME)")
+    c.add_argument("--parsec-config", metavar="NAME", default=None,
+                   help="PARSEC build configuration for parsec:APP tenants (default: gcc-pthreads, "
+                        "then gcc; freqmine also gcc-openmp)")
     c.add_argument("--load", type=parse_rates, required=True, metavar="RATE[:RATE...]",
                    help="requests per second; several rates are steps of equal length")
     c.add_argument("--duration", type=positive_float, default=20, metavar="S",
@@ -243,15 +287,17 @@ def build_parser():
     c.add_argument("--out", metavar="DIR", type=absolute_path, required=True, help="where results and reports go")
     c.add_argument("--configs", default="arbrun-alone,arbrun-mix,native-alone,native-mix",
                    metavar="LIST", help="configurations to run, in order (default: all four)")
-    c.add_argument("--server-threads", type=positive_int, default=max(1, machine.cpus()),
-                   metavar="N", help="memcached -t N (default: CPUs, %(default)s)")
+    c.add_argument("--server-threads", type=positive_int, default=None, metavar="N",
+                   help="memcached -t N (default: CPUs, " + str(max(1, machine.cpus())) + "); "
+                        "redis-server --io-threads N (default: 1, redis's own)")
     c.add_argument("--server-cores", type=parse_cores, default=None, metavar="MIN:MAX",
                    help="arbrun --cores for memcached (default: 1:M, M = managed cores - 1, "
                         "so the batch keeps at least one)")
     c.add_argument("--batch-threads", type=positive_int, default=max(1, machine.cpus()),
                    metavar="N", help="threads per batch tenant (default: CPUs, %(default)s)")
     c.add_argument("--batch-size", choices=suites.SIZES, default="test",
-                   help="size of one batch repetition (default: test, a few tens of ms)")
+                   help="size of one batch repetition or PARSEC run (PARSEC: any of its six "
+                        "input sets; builtin: test, simsmall, simmedium, native; default: test)")
     c.add_argument("--connections", type=positive_int, default=8, metavar="N",
                    help="load generator connections (default: 8)")
     c.add_argument("--keys", type=positive_int, default=10000, metavar="K",
@@ -278,11 +324,12 @@ def build_parser():
                    help="nice value of the batch in the arbrun mix (default: 19 with the fake "
                         "backend, 0 with a cpuset backend)")
     c.add_argument("--server-arbrun-args", default="", metavar="ARGS",
-                   help="more arbrun options for memcached (e.g. '--estimator fast')")
+                   help="more arbrun options for the server; a value starting with '-' needs the "
+                        "'=' form: --server-arbrun-args='--estimator fast'")
     c.add_argument("--batch-arbrun-args", default="", metavar="ARGS",
-                   help="more arbrun options for the batch tenants")
-    c.add_argument("--memcached", default="memcached", metavar="PATH",
-                   help="the memcached binary (default: memcached from PATH)")
+                   help="more arbrun options for the batch tenants (--batch-arbrun-args='...')")
+    c.add_argument("--memcached", default=None, metavar="PATH",
+                   help="the memcached binary (the same as --server-bin with --server memcached)")
     common_paths(c)
 
     ls = sub.add_parser("list", help="list the benchmarks a suite finds here (and what is missing)",
@@ -379,6 +426,13 @@ def cmd_run(o):
 def cmd_colocate(o):
     from . import colocate
 
+    if o.memcached:
+        if o.server != "memcached":
+            raise UsageError(f"arbparsec colocate: --memcached with --server {o.server}: give "
+                             "--server-bin PATH")
+        if o.server_bin and o.server_bin != o.memcached:
+            raise UsageError("arbparsec colocate: --memcached and --server-bin disagree")
+        o.server_bin = o.memcached
     return colocate.main(o, _find_arbrun(o))
 
 

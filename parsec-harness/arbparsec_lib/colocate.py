@@ -1,20 +1,28 @@
-"""`arbparsec colocate`: memcached beside batch tenants, under arbrun and natively.
+"""`arbparsec colocate`: a server (memcached or redis) beside batch tenants, under arbrun and
+natively.
 
-Per configuration: (a private core arbiter,) memcached, the batch tenants, then arbloadgen for
+Per configuration: (a private core arbiter,) the server, the batch tenants, then arbloadgen for
 --duration seconds; then everything is stopped by process group, the arbiter last (it removes
-its cpusets). Times are on CLOCK_MONOTONIC, with t = 0 at the load's start."""
+its cpusets). Times are on CLOCK_MONOTONIC, with t = 0 at the load's start.
+
+Batch tenants are builtin workloads repeating their computation (--seconds) in one process, or
+PARSEC programs (parsec:APP) run again and again, a fresh process in a fresh run directory each
+time, by a ParsecLoop thread of the harness."""
 import csv
 import json
 import os
 import shlex
 import shutil
-import socket
+import signal
 import sys
 import tempfile
+import threading
 import time
+from dataclasses import dataclass
 
-from . import machine, plots, stats, suites, traces
+from . import machine, plots, servers, stats, suites, traces
 from .runner import REGISTRY, Process
+from .runsuite import _extract, _link_tree
 
 CONFIGS = {
     "arbrun-alone": ("arbrun", False),
@@ -22,7 +30,7 @@ CONFIGS = {
     "native-alone": ("native", False),
     "native-mix": ("native", True),
 }
-P99_GOAL = 1.5  # memcached p99 with batch / alone, under arbrun
+P99_GOAL = 1.5  # server p99 with batch / alone, under arbrun
 THROUGHPUT_GOAL = 0.8  # batch throughput under arbrun / in the native mix
 
 
@@ -105,21 +113,196 @@ def cpuset_mount(kind):
     return None
 
 
-def memcached_ready(port, timeout_s=0.5):
-    """True when memcached answers 'version' on 127.0.0.1:port."""
+@dataclass
+class Tenant:
+    """One batch tenant: a builtin workload (bench is its name) or a PARSEC program (bench is
+    its Benchmark, run again and again)."""
+    label: str
+    kind: str  # builtin | parsec
+    bench: object
+
+
+def parse_batch(text, size, threads, parsec_home=None, parsec_config=None):
+    """--batch as [Tenant]: comma-separated builtin workloads and parsec:APP entries (globs
+    allowed in both). SuiteError says what is wrong."""
+    items = [x.strip() for x in text.split(",") if x.strip()]
+    if not items:
+        raise suites.SuiteError("give at least one batch tenant (a builtin workload or parsec:APP)")
+    tenants = []
+    for item in items:
+        if item.startswith("parsec:"):
+            pattern = item[len("parsec:"):]
+            if not pattern:
+                raise suites.SuiteError("'parsec:' names no PARSEC program (e.g. parsec:swaptions)")
+            names = suites.select(pattern, list(suites.PARSEC))
+            suites.check_parsec_home(parsec_home)
+            for n in names:
+                found = suites.parsec_benchmark(parsec_home, n, size, threads, parsec_config)
+                if not isinstance(found, suites.Benchmark):
+                    raise suites.SuiteError(f"parsec:{n} cannot run here: {found[0]}; fix: {found[1]}")
+                tenants.append(Tenant(f"parsec:{n}", "parsec", found))
+        else:
+            if size not in suites.BUILTIN_SIZES:
+                raise suites.SuiteError(
+                    f"builtin workload '{item}' has no size '{size}' (--batch-size: "
+                    f"{', '.join(suites.BUILTIN_SIZES)} for builtin workloads)")
+            for n in suites.select(item, list(suites.BUILTIN)):
+                tenants.append(Tenant(n, "builtin", n))
+    out, seen = [], set()
+    for t in tenants:
+        if t.label not in seen:
+            seen.add(t.label)
+            out.append(t)
+    return out
+
+
+class ParsecLoop(threading.Thread):
+    """Runs one PARSEC program again and again until stopped, each run a fresh process (its own
+    group) in a fresh run directory with the inputs linked in. Records every run's CLOCK_MONOTONIC
+    start and end, exit status, CPU time and output fingerprint. Only this thread waits for and
+    reaps its processes; stop() (from the main thread) only signals them."""
+
+    def __init__(self, bench, wrap, run_root, inputs_dir, trace_dir):
+        super().__init__(daemon=True)
+        self.bench = bench
+        self.wrap = wrap  # argv, trace path or None -> the argv to start
+        self.run_root = run_root
+        self.inputs_dir = inputs_dir
+        self.trace_dir = trace_dir
+        self.runs = []  # dicts: start, end, returncode, cpu_s, fingerprint, killed, cores
+        self.error = None
+        self.start_time = time.monotonic()
+        self._lock = threading.Lock()  # guards _stopping and _current
+        self._stopping = False
+        self._current = None
+
+    def run(self):
+        n = 0
+        env = dict(os.environ)
+        env.update(self.bench.env)
+        try:
+            while True:
+                n += 1
+                run_dir = os.path.join(self.run_root, f"run{n}")
+                os.makedirs(run_dir)
+                if self.inputs_dir:
+                    _link_tree(self.inputs_dir, run_dir)
+                trace = os.path.join(self.trace_dir, f"run{n}.csv") if self.trace_dir else None
+                out_path = os.path.join(self.run_root, f"run{n}.out")
+                with self._lock:
+                    if self._stopping:
+                        shutil.rmtree(run_dir, ignore_errors=True)
+                        break
+                    with open(out_path, "wb") as out, open(out_path + ".err", "wb") as err:
+                        self._current = Process(self.wrap(self.bench.argv, trace), cwd=run_dir,
+                                                env=env, stdout=out, stderr=err)
+                proc = self._current
+                res = proc.wait()
+                end = time.monotonic()
+                with self._lock:
+                    killed = self._stopping
+                    self._current = None
+                with open(out_path, errors="replace") as f:
+                    text = f.read()
+                fp = suites.fingerprint(self.bench, run_dir, text) if res.ok else None
+                cores = []
+                if trace:
+                    try:
+                        cores = traces.cores_held(trace)
+                    except ValueError:
+                        cores = []
+                    if os.path.exists(trace):
+                        os.unlink(trace)
+                problem = "" if res.ok else f"{res.describe()}: " + _tail(out_path + ".err")
+                self.runs.append({"start": proc.start_time, "end": end, "returncode": res.returncode,
+                                  "cpu_s": res.cpu_s, "fingerprint": fp, "killed": killed,
+                                  "cores": cores, "problem": problem})
+                shutil.rmtree(run_dir, ignore_errors=True)
+                for path in (out_path, out_path + ".err"):  # a failed run's stay (--keep)
+                    if os.path.exists(path) and (res.ok or killed):
+                        os.unlink(path)
+                if killed:
+                    break
+        except Exception as e:  # reported by the main thread; the loop ends
+            self.error = f"{type(e).__name__}: {e}"
+
+    def stop(self, grace_s=3.0):
+        """Ends the loop: the run in progress is signalled (SIGTERM, then SIGKILL) and not
+        counted; waits for the thread."""
+        with self._lock:
+            self._stopping = True
+            proc = self._current
+        if proc is not None:
+            proc.signal_group(signal.SIGTERM)
+        self.join(grace_s)
+        if self.is_alive():
+            with self._lock:
+                proc = self._current
+            if proc is not None:
+                proc.signal_group(signal.SIGKILL)
+            self.join(30)
+
+
+def _tail(path, n=3):
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=timeout_s) as s:
-            s.sendall(b"version\r\n")
-            return s.recv(64).startswith(b"VERSION")
+        with open(path, errors="replace") as f:
+            return " | ".join(l.strip() for l in f.readlines()[-n:] if l.strip())
     except OSError:
-        return False
+        return "(no log)"
+
+
+def parsec_tenant_result(bench, runs, t0, duration):
+    """The tenant entry of a PARSEC loop's runs: throughput = runs that exited 0 and ended in the
+    load window [t0, t0 + duration], per second (pure: unit-tested)."""
+    done = [r for r in runs if not r["killed"]]
+    inside = [r for r in done if t0 <= r["end"] <= t0 + duration]
+    ok = [r for r in inside if r["returncode"] == 0]
+    failed = [r for r in done if r["returncode"] != 0]
+    entry = {"kind": "parsec", "check": bench.check, "runs": len(done), "units": len(ok),
+             "units_total": sum(1 for r in done if r["returncode"] == 0),
+             "throughput": len(ok) / duration if ok else None,
+             "cpu_s": sum(r["cpu_s"] for r in runs),
+             "returncode": failed[0]["returncode"] if failed else 0,
+             "fingerprints": sorted({r["fingerprint"] for r in done
+                                     if r["returncode"] == 0 and r["fingerprint"] is not None}),
+             "missing_output": sum(1 for r in done if r["returncode"] == 0 and r["fingerprint"] is None),
+             "failed_runs": len(failed), "checksum": None}
+    problems = []
+    if failed:
+        problems.append(f"{len(failed)} of {len(done)} runs failed (first: {failed[0]['problem']})")
+    if entry["missing_output"] and bench.check != "exit":
+        problems.append(f"{entry['missing_output']} runs left no output to check")
+    if not ok:
+        problems.append("no run finished in the load window")
+    if problems:
+        entry["problem"] = "; ".join(problems)
+    return entry
+
+
+def compare_outputs(arb, nat):
+    """Whether a tenant's results under arbrun equal its native ones, and how they were compared:
+    (True/False/None, how). Builtin: the checksum line. PARSEC: every arbrun run's output
+    fingerprint is the one the native runs gave; when the native runs disagree among themselves
+    (or the check is the exit status), every arbrun run must have exited 0."""
+    if arb.get("kind", "builtin") == "builtin":
+        return (arb.get("checksum") is not None and arb.get("checksum") == nat.get("checksum"),
+                "checksum")
+    if not nat.get("runs") or not arb.get("runs"):
+        return None, "no completed runs to compare"
+    if arb.get("check") == "exit":
+        return arb.get("failed_runs", 0) == 0, "exit status compared"
+    if len(nat.get("fingerprints", [])) > 1:
+        return arb.get("failed_runs", 0) == 0, "varies natively, exit status compared"
+    same = set(arb.get("fingerprints", [])) <= set(nat.get("fingerprints", []))
+    return (same and arb.get("failed_runs", 0) == 0 and not arb.get("missing_output")
+            and bool(nat.get("fingerprints"))), "outputs"
 
 
 class Experiment:
-    def __init__(self, o, arbrun, progress=sys.stderr):
+    def __init__(self, o, arbrun, progress=None):
         self.o = o
         self.arbrun = arbrun
-        self.progress = progress
+        self.progress = progress or sys.stderr  # looked up now: tests redirect it
         self.bin = os.path.join(o.build_dir, "bin")
         self.scratch = None
         self.cgroup_dirs = []
@@ -172,31 +355,67 @@ class Experiment:
         except OSError:
             return "(no log)"
 
-    def start_memcached(self, cfg, mode, sock, trace):
-        base = [self.o.memcached] + (["-u", "root"] if self.is_root else []) + [
-            "-l", "127.0.0.1", "-U", "0", "-t", str(self.o.server_threads), "-c", "4096"]
+    def start_server(self, cfg, mode, sock, trace):
+        srv = self.server
+        workdir = os.path.join(self.scratch, f"{cfg}-server")
+        os.makedirs(workdir, exist_ok=True)
         for attempt in range(5):
             port = machine.free_port()
-            argv = base + ["-p", str(port)]
+            argv = srv.argv(self.server_bin, port, self.server_threads, self.is_root, workdir)
             if mode == "arbrun":
                 argv = [self.arbrun, "--arbiter", sock, "--priority", "0", "--cores",
                         self.server_cores, "--trace", trace] + shlex.split(
                             self.o.server_arbrun_args) + ["--"] + argv
             argv = ["timeout", "-k", "5", str(int(self.life_s))] + argv
-            log = self.log_file(cfg, "memcached")
-            p = Process(argv, stdout=log, stderr=log)
+            log = self.log_file(cfg, "server")
+            p = Process(argv, stdout=log, stderr=log, cwd=workdir)
             log.close()
             deadline = time.monotonic() + 10
             while time.monotonic() < deadline:
-                if memcached_ready(port):
+                if srv.ready(port):
                     return p, port
                 if p.poll_exit():
                     break
                 time.sleep(0.05)
             p.stop()
-            self.say(f"  memcached did not come up on port {port} (try {attempt + 1}): "
-                     + self.tail(os.path.join(self.scratch, f"{cfg}.memcached.log")))
-        raise ColocateError("memcached would not start")
+            self.say(f"  {srv.name} did not come up on port {port} (try {attempt + 1}): "
+                     + self.tail(os.path.join(self.scratch, f"{cfg}.server.log")))
+        raise ColocateError(f"{srv.name} would not start")
+
+    def wrap_batch(self, argv, mode, sock, trace):
+        """A batch program's argv under arbrun (priority 7) or natively, niced as configured,
+        bounded by timeout(1)."""
+        nice = self.o.native_batch_nice
+        if mode == "arbrun":
+            argv = [self.arbrun, "--arbiter", sock, "--priority", "7"] + (
+                ["--trace", trace] if trace else []) + shlex.split(self.o.batch_arbrun_args) + \
+                ["--"] + list(argv)
+            nice = self.arbrun_batch_nice
+        if nice:
+            argv = ["nice", "-n", str(nice)] + argv
+        return ["timeout", "-k", "5", str(int(self.life_s))] + argv
+
+    def inputs_of(self, tenant):
+        """A PARSEC tenant's inputs, unpacked once into the scratch directory (shared by every
+        run of every configuration)."""
+        if not tenant.bench.inputs:
+            return None
+        d = os.path.join(self.scratch, "inputs", tenant.bench.name)
+        if not os.path.isdir(d):
+            _extract(tenant.bench.inputs, d)
+        return d
+
+    def start_parsec(self, cfg, mode, sock, tenant, index):
+        root = os.path.join(self.scratch, f"{cfg}.batch{index}")
+        os.makedirs(root)
+        trace_dir = None
+        if mode == "arbrun":
+            trace_dir = os.path.join(root, "traces")
+            os.makedirs(trace_dir)
+        loop = ParsecLoop(tenant.bench, lambda argv, trace: self.wrap_batch(argv, mode, sock, trace),
+                          root, self.inputs_of(tenant), trace_dir)
+        loop.start()
+        return loop
 
     def start_batch(self, cfg, mode, sock, name, index):
         exe = os.path.join(self.bin, "parsec-workloads", name)
@@ -205,15 +424,9 @@ class Experiment:
         argv = [exe, "--threads", str(self.o.batch_threads), "--size", self.o.batch_size,
                 "--seconds", f"{seconds:g}"]
         trace = None
-        nice = self.o.native_batch_nice
         if mode == "arbrun":
             trace = os.path.join(self.o.out, "traces", f"{cfg}-batch{index}-{name}.csv")
-            argv = [self.arbrun, "--arbiter", sock, "--priority", "7", "--trace", trace] + \
-                shlex.split(self.o.batch_arbrun_args) + ["--"] + argv
-            nice = self.arbrun_batch_nice
-        if nice:
-            argv = ["nice", "-n", str(nice)] + argv
-        argv = ["timeout", "-k", "5", str(int(self.life_s))] + argv
+        argv = self.wrap_batch(argv, mode, sock, trace)
         out = open(os.path.join(self.scratch, f"{cfg}.batch{index}.out"), "wb")
         err = self.log_file(cfg, f"batch{index}")
         p = Process(argv, stdout=out, stderr=err)
@@ -232,19 +445,24 @@ class Experiment:
         try:
             if mode == "arbrun":
                 arbiter, sock = self.start_arbiter(cfg)
-                server_trace = os.path.join(self.o.out, "traces", f"{cfg}-memcached.csv")
-            server, port = self.start_memcached(cfg, mode, sock, server_trace)
-            time.sleep(0.5)  # memcached's start-up threads settle before anything competes
+                server_trace = os.path.join(self.o.out, "traces", f"{cfg}-{self.server.name}.csv")
+            server, port = self.start_server(cfg, mode, sock, server_trace)
+            time.sleep(0.5)  # the server's start-up threads settle before anything competes
             if mix:
-                for i, name in enumerate(self.batch_names):
-                    batch.append((name,) + self.start_batch(cfg, mode, sock, name, i))
+                for i, t in enumerate(self.tenants):
+                    if t.kind == "parsec":
+                        batch.append({"tenant": t, "proc": None, "trace": None,
+                                      "loop": self.start_parsec(cfg, mode, sock, t, i)})
+                    else:
+                        proc, trace = self.start_batch(cfg, mode, sock, t.bench, i)
+                        batch.append({"tenant": t, "proc": proc, "trace": trace, "loop": None})
             log_path = os.path.join(self.o.out, "logs", f"{cfg}.latency.log")
             argv = [os.path.join(self.bin, "arbloadgen"), "--port", str(port),
                     "--rate", ":".join(f"{r:g}" for r in self.o.load),
                     "--duration", f"{self.o.duration:g}", "--connections", str(self.o.connections),
                     "--keys", str(self.o.keys), "--value-size", str(self.o.value_size),
                     "--get-ratio", f"{self.o.get_ratio:g}", "--seed", str(self.o.seed),
-                    "--log", log_path]
+                    "--protocol", self.server.protocol, "--log", log_path]
             lg_out = os.path.join(self.scratch, f"{cfg}.loadgen.out")
             with open(lg_out, "wb") as out:
                 err = self.log_file(cfg, "loadgen")
@@ -263,40 +481,64 @@ class Experiment:
             # Batch throughput: repetitions finished inside the load window [t0, t0 + D].
             end = t0 + self.o.duration
             result["batch"] = []
-            for i, (name, p, trace) in enumerate(batch):
-                early = p.poll_exit()
-                r = p.stop()
-                with open(os.path.join(self.scratch, f"{cfg}.batch{i}.out"), errors="replace") as f:
-                    text = f.read()
-                times = suites.unit_times(text)
-                units = suites.count_in_window(times, t0, end)
-                entry = {"name": name, "returncode": r.returncode, "cpu_s": r.cpu_s,
-                         "units": units, "units_total": len(times),
-                         "throughput": units / self.o.duration if units else None,
-                         "checksum": suites.checksum_line(text),
-                         "start_s": p.start_time - t0, "trace": trace}
-                log = os.path.join(self.scratch, f"{cfg}.batch{i}.log")
-                if early or "FAIL" in self.tail(log, 20) or not units:
-                    entry["problem"] = (f"{r.describe()} before the load ended" if early else
-                                        "no repetition finished in the load window"
-                                        if not units else "failed its check") + \
-                        ": " + self.tail(log)
+            for i, b in enumerate(batch):
+                if b["loop"] is not None:
+                    entry = self.collect_parsec(b, t0)
+                else:
+                    entry = self.collect_builtin(cfg, i, b, t0)
+                entry["name"] = b["tenant"].label
                 result["batch"].append(entry)
             srv = server.stop()
-            result["server"] = {"returncode": srv.returncode, "cpu_s": srv.cpu_s,
+            result["server"] = {"name": self.server.name, "returncode": srv.returncode,
+                                "cpu_s": srv.cpu_s,
                                 "start_s": server.start_time - t0, "trace": server_trace}
             with open(log_path) as f:
                 samples = stats.parse_latency_log(f)
             result["overall"] = stats.overall(samples, skip_s=min(self.o.warmup, self.o.duration / 2))
             result["per_second"] = stats.per_second(samples, duration_s=self.o.duration)
         finally:  # by process group, the arbiter last (it removes its cpusets when it stops)
-            for proc in [p for _, p, _ in batch] + [server, lg]:
+            for b in batch:
+                if b["loop"] is not None:
+                    b["loop"].stop()
+            for proc in [b["proc"] for b in batch] + [server, lg]:
                 if proc is not None:
                     proc.stop()
             if arbiter is not None:
                 arbiter.stop(grace_s=5)
         result["load_after"] = machine.loadavg()
         return result
+
+    def collect_builtin(self, cfg, i, b, t0):
+        """Stops a builtin tenant; its "unit N T" lines inside the load window [t0, t0 + D]."""
+        p = b["proc"]
+        early = p.poll_exit()
+        r = p.stop()
+        with open(os.path.join(self.scratch, f"{cfg}.batch{i}.out"), errors="replace") as f:
+            text = f.read()
+        times = suites.unit_times(text)
+        units = suites.count_in_window(times, t0, t0 + self.o.duration)
+        entry = {"kind": "builtin", "returncode": r.returncode, "cpu_s": r.cpu_s,
+                 "units": units, "units_total": len(times),
+                 "throughput": units / self.o.duration if units else None,
+                 "checksum": suites.checksum_line(text),
+                 "start_s": p.start_time - t0, "trace": b["trace"]}
+        log = os.path.join(self.scratch, f"{cfg}.batch{i}.log")
+        if early or "FAIL" in self.tail(log, 20) or not units:
+            entry["problem"] = (f"{r.describe()} before the load ended" if early else
+                                "no repetition finished in the load window"
+                                if not units else "failed its check") + ": " + self.tail(log)
+        return entry
+
+    def collect_parsec(self, b, t0):
+        """Stops a PARSEC tenant's loop; its runs that ended inside the load window."""
+        loop = b["loop"]
+        loop.stop()
+        entry = parsec_tenant_result(loop.bench, loop.runs, t0, self.o.duration)
+        entry["start_s"] = loop.start_time - t0
+        entry["cores_runs"] = [(r["start"] - t0, r["cores"]) for r in loop.runs if r["cores"]]
+        if loop.error:
+            entry["problem"] = f"the run loop failed: {loop.error}"
+        return entry
 
     def watch(self, cfg, lg, batch):
         """Waits for the load generator, a progress line every few seconds (every second on a
@@ -312,7 +554,8 @@ class Experiment:
             if now >= next_line:
                 el = now - start
                 step = min(len(self.o.load) - 1, int(el / (self.o.duration / len(self.o.load))))
-                alive = sum(1 for _, p, _ in batch if not p.poll_exit())
+                alive = sum(1 for b in batch if (b["loop"].is_alive() if b["loop"] is not None
+                                                 else not b["proc"].poll_exit()))
                 text = (f"  [{cfg}] {min(el, self.o.duration):4.0f}/{self.o.duration:g} s, "
                         f"load {self.o.load[step]:g} req/s"
                         + (f", batch tenants running {alive}/{len(batch)}" if batch else ""))
@@ -334,13 +577,20 @@ class Experiment:
         except ValueError as e:
             return 2, f"arbparsec colocate: {e}"
         try:
-            self.batch_names = suites.select(o.batch, list(suites.BUILTIN)) or []
+            self.tenants = parse_batch(o.batch, o.batch_size, o.batch_threads, o.parsec_home,
+                                       o.parsec_config)
         except suites.SuiteError as e:
             return 2, f"arbparsec colocate: --batch: {e}"
-        if shutil.which(o.memcached) is None:
-            return 77, (f"arbparsec colocate: {o.memcached} not found: install Debian's memcached "
-                        "(apt-get install memcached; scripts/setup.sh does)")
-        for exe in ["core-arbiter", "arbloadgen"] + [f"parsec-workloads/{n}" for n in self.batch_names]:
+        self.batch_names = [t.label for t in self.tenants]
+        self.server = servers.SERVERS[o.server]
+        self.server_bin = o.server_bin or self.server.binary
+        self.server_threads = o.server_threads or self.server.default_threads(machine.cpus())
+        if shutil.which(self.server_bin) is None:
+            return 77, (f"arbparsec colocate: {self.server_bin} not found: install Debian's "
+                        f"{self.server.package} (apt-get install {self.server.package}; "
+                        "scripts/setup.sh does) or give --server-bin PATH")
+        builtin = [t.bench for t in self.tenants if t.kind == "builtin"]
+        for exe in ["core-arbiter", "arbloadgen"] + [f"parsec-workloads/{n}" for n in builtin]:
             if not os.access(os.path.join(self.bin, exe), os.X_OK):
                 return 2, (f"arbparsec colocate: {os.path.join(self.bin, exe)} not built: build "
                            f"with ninja -C {o.build_dir}")
@@ -378,11 +628,14 @@ class Experiment:
             + ("" if isolated else "; nothing is pinned: the kernel still shares the CPUs between "
                "all carriers, so the arbiter decides how many cores each tenant runs on but "
                "cannot keep the batch off the server's CPUs"),
-            f"server: memcached -t {o.server_threads} (Debian's, unmodified); under arbrun "
-            f"--priority 0 --cores {self.server_cores}"
+            f"server: {self.server.name} ({self.server_bin}, unmodified; "
+            f"{self.server.threads_meaning}: {self.server_threads}; load in its own protocol, "
+            f"{self.server.protocol}); under arbrun --priority 0 --cores {self.server_cores}"
             + (f" {o.server_arbrun_args}" if o.server_arbrun_args else ""),
             f"batch: {', '.join(self.batch_names) or 'none'} ({o.batch_threads} threads, size "
-            f"{o.batch_size} repetitions); under arbrun --priority 7"
+            f"{o.batch_size}; builtin workloads repeat in one process, PARSEC programs are run "
+            "again and again, a run counting when it ends inside the load window); under arbrun "
+            "--priority 7"
             + (f" and nice -n {self.arbrun_batch_nice}" if self.arbrun_batch_nice else "")
             + f"; natively nice -n {o.native_batch_nice}",
             f"load: open-loop Poisson, {':'.join(f'{r:g}' for r in o.load)} req/s over "
@@ -401,8 +654,8 @@ class Experiment:
         try:
             for i, cfg in enumerate(self.configs):
                 self.say(f"[{i + 1}/{len(self.configs)}] {cfg}: "
-                         + ("memcached alone" if not CONFIGS[cfg][1] else
-                            f"memcached + {', '.join(self.batch_names)}")
+                         + (f"{self.server.name} alone" if not CONFIGS[cfg][1] else
+                            f"{self.server.name} + {', '.join(self.batch_names)}")
                          + (" under arbrun" if CONFIGS[cfg][0] == "arbrun" else " natively"))
                 try:
                     r = self.run_config(cfg)
@@ -479,15 +732,16 @@ def analyse(results):
     tput_ratio = (stats.geomean(per_tenant.values())
                   if per_tenant and all(v is not None for v in per_tenant.values()) else None)
     # The batch's results must not depend on where it ran.
-    outputs = {}
+    outputs, how = {}, {}
     am, nm = by.get("arbrun-mix"), by.get("native-mix")
     if am and nm:
         for b in am.get("batch") or []:
             other = next((x for x in nm.get("batch") or [] if x["name"] == b["name"]), None)
             if other is not None:
-                outputs[b["name"]] = b["checksum"] is not None and b["checksum"] == other["checksum"]
+                outputs[b["name"]], how[b["name"]] = compare_outputs(b, other)
     return {
         "batch_outputs_match": outputs,
+        "batch_outputs_compared": how,
         "p99_ratio_arbrun": arb_ratio,
         "p99_ratio_native": nat_ratio,
         "p99_goal_met": None if arb_ratio is None else arb_ratio <= P99_GOAL,
@@ -498,10 +752,10 @@ def analyse(results):
     }
 
 
-def render_report(results, analysis, lines, failures, plot_files):
-    out = ["# arbparsec colocate: memcached beside batch tenants, under arbrun and natively", ""]
+def render_report(results, analysis, lines, failures, plot_files, server="memcached"):
+    out = [f"# arbparsec colocate: {server} beside batch tenants, under arbrun and natively", ""]
     out += [f"- {l}" for l in lines] + [""]
-    out += ["| configuration | answered | p50 | p99 | p99.9 | p99 / alone | batch throughput (units/s) "
+    out += ["| configuration | answered | p50 | p99 | p99.9 | p99 / alone | batch throughput (/s: repetitions; PARSEC: runs) "
             "| batch CPU s | server CPU s | avg cores (server / batch) | load avg before |",
             "|---|---:|---:|---:|---:|---:|---|---:|---:|---|---|"]
     by = {r["config"]: r for r in results}
@@ -526,7 +780,7 @@ def render_report(results, analysis, lines, failures, plot_files):
     def met(x):
         return "—" if x is None else ("met" if x else "NOT met")
 
-    out.append(f"- memcached p99 with the batch / alone: under arbrun {f2(a['p99_ratio_arbrun'])} "
+    out.append(f"- {server} p99 with the batch / alone: under arbrun {f2(a['p99_ratio_arbrun'])} "
                f"(goal <= {P99_GOAL}: {met(a['p99_goal_met'])}); natively, batch niced: "
                f"{f2(a['p99_ratio_native'])}")
     out.append(f"- batch throughput under arbrun / native mix: {f2(a['throughput_ratio'])} "
@@ -535,9 +789,16 @@ def render_report(results, analysis, lines, failures, plot_files):
                                               a["throughput_per_tenant"].items())
                   if a["throughput_per_tenant"] else ""))
     if a["batch_outputs_match"]:
-        out.append("- batch results (checksums) under arbrun equal to native: " + ", ".join(
-            f"{k} {'yes' if v else 'NO'}" for k, v in a["batch_outputs_match"].items()))
-    out.append(f"- memcached p99 in the arbrun mix / in the native mix: "
+        how = a.get("batch_outputs_compared", {})
+        out.append("- batch results under arbrun equal to native: " + ", ".join(
+            f"{k} {'—' if v is None else ('yes' if v else 'NO')}"
+            + (f" ({how[k]})" if how.get(k) else "")
+            for k, v in a["batch_outputs_match"].items()))
+    runs = [(r["config"], b) for r in results for b in r.get("batch") or [] if b.get("kind") == "parsec"]
+    if runs:
+        out.append("- PARSEC tenants, completed runs (inside the load window / all; failed): " + "; ".join(
+            f"{cfg} {b['name']} {b['units']}/{b['runs']}; {b['failed_runs']}" for cfg, b in runs))
+    out.append(f"- {server} p99 in the arbrun mix / in the native mix: "
                f"{f2(a['p99_mix_arbrun_vs_native'])}")
     if failures:
         out += ["", "## Problems", ""] + [f"- {f}" for f in failures]
@@ -571,10 +832,13 @@ def tenant_cores(r):
     out = []
     srv = r.get("server") or {}
     if srv.get("trace"):
-        out.append(("memcached", traces.cores_held(srv["trace"], srv["start_s"])))
+        out.append((srv.get("name", "server"), traces.cores_held(srv["trace"], srv["start_s"])))
     for b in r.get("batch") or []:
         if b.get("trace"):
             out.append((b["name"], traces.cores_held(b["trace"], b["start_s"])))
+        elif b.get("cores_runs"):  # a PARSEC tenant: its runs one after another
+            out.append((b["name"], [(start + t, v) for start, pts in b["cores_runs"]
+                                    for t, v in pts]))
     return out
 
 
@@ -615,9 +879,9 @@ def main(o, arbrun):
     loads = ":".join(f"{r:g}" for r in o.load)
     plot_files = []
     p = plots.colocate_latency(per_config, os.path.join(o.out, "latency.png"),
-                               "memcached latency per second", loads)
+                               f"{exp.server.name} latency per second", loads)
     if p:
-        plot_files.append(("memcached latency per second", p))
+        plot_files.append((f"{exp.server.name} latency per second", p))
     if cores_plot:
         p = plots.colocate_cores(cores_plot, os.path.join(o.out, "cores.png"),
                                  "cores per tenant, arbrun mix", duration)
@@ -636,10 +900,11 @@ def main(o, arbrun):
     if not plots.available():
         lines.append("plots: python3-matplotlib is not installed, no PNG written")
     lines.append(f"elapsed: {time.time() - started:.0f} s")
-    text = render_report(results, analysis, lines, failures, plot_files)
+    text = render_report(results, analysis, lines, failures, plot_files, exp.server.name)
     with open(os.path.join(o.out, "report.md"), "w") as f:
         f.write(text)
-    slim = [{k: v for k, v in r.items()} for r in results]
+    slim = [dict(r, batch=[{k: v for k, v in b.items() if k != "cores_runs"}
+                           for b in r.get("batch") or []]) for r in results]
     with open(os.path.join(o.out, "summary.json"), "w") as f:
         json.dump({"setup": lines, "results": slim, "analysis": analysis, "failures": failures},
                   f, indent=1)

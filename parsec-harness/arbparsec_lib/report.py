@@ -102,28 +102,38 @@ def render_run_report(summary, meta):
     for line in meta.get("lines", []):
         out.append(f"- {line}")
     out.append("")
-    out.append("Medians over the runs; ratios are arbrun / native (below 1: arbrun is faster).")
+    out.append("Medians over the runs; ratios are arbrun / native (below 1: arbrun is faster). "
+               "Outputs are compared with the first of the native calibration runs made before "
+               "any comparison; a program whose output differs between native runs is judged by "
+               "its exit status (\"varies natively, exit status compared\").")
     out.append("")
     out.append("| benchmark | native wall s | arbrun wall s | wall ratio | native CPU s | arbrun CPU s "
-               "| CPU ratio | native RSS MiB | arbrun RSS MiB | arbrun cores avg/peak | outputs ok | verdict |")
-    out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+               "| CPU ratio | native RSS MiB | arbrun RSS MiB | RSS ratio | arbrun cores avg/peak "
+               "| outputs ok | outputs compared | verdict |")
+    out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
+    determinism = meta.get("determinism", {})
     cores = meta.get("cores", {})
     for s in summary:
         nat, arb = s["modes"].get("native"), s["modes"].get("arbrun")
         ok = sum(m["ok"] for m in s["modes"].values())
         runs = sum(m["runs"] for m in s["modes"].values())
         avg, peak = cores.get(s["benchmark"], (None, None))
-        out.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{} | {} |".format(
+        out.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{} | {} | {} |".format(
             s["benchmark"], _f(nat and nat["wall"]), _f(arb and arb["wall"]),
             _f(s["wall_ratio"], "{:.2f}"), _f(nat and nat["cpu"]), _f(arb and arb["cpu"]),
             _f(s["cpu_ratio"], "{:.2f}"), _f(nat and nat["rss"] / 1024, "{:.1f}"),
-            _f(arb and arb["rss"] / 1024, "{:.1f}"),
-            "—" if avg is None else f"{avg:.2f}/{peak}", ok, runs, verdict(s)))
+            _f(arb and arb["rss"] / 1024, "{:.1f}"), _f(s["rss_ratio"], "{:.2f}"),
+            "—" if avg is None else f"{avg:.2f}/{peak}", ok, runs,
+            determinism.get(s["benchmark"], "—"), verdict(s)))
     ratios = [s["wall_ratio"] for s in summary if s["wall_ratio"] is not None]
     if ratios:
         met = sum(1 for s in summary if verdict(s) in ("faster", "within 5%"))
         out.append("")
-        out.append(f"Geometric mean of the wall-time ratios: {stats.geomean(ratios):.3f}. "
+        cpu = [s["cpu_ratio"] for s in summary if s["cpu_ratio"] is not None]
+        rss = [s["rss_ratio"] for s in summary if s["rss_ratio"] is not None]
+        out.append(f"Geometric means of the ratios: wall {stats.geomean(ratios):.3f}"
+                   + (f", CPU {stats.geomean(cpu):.3f}" if cpu else "")
+                   + (f", peak RSS {stats.geomean(rss):.3f}" if rss else "") + ". "
                    f"Goal (every output matches; arbrun within 5% of native or faster): "
                    f"{met} of {len(summary)} benchmarks.")
     checks = meta.get("checks", {})
@@ -142,13 +152,15 @@ def render_run_report(summary, meta):
 
 def summary_table(summary):
     """A short plain-text table for the terminal."""
-    lines = [f"{'benchmark':<14} {'native s':>9} {'arbrun s':>9} {'ratio':>6} {'ok':>5}  verdict"]
+    lines = [f"{'benchmark':<14} {'native s':>9} {'arbrun s':>9} {'wall':>5} {'CPU':>5} {'RSS':>5} "
+             f"{'ok':>5}  verdict"]
     for s in summary:
         nat, arb = s["modes"].get("native"), s["modes"].get("arbrun")
         ok = sum(m["ok"] for m in s["modes"].values())
         runs = sum(m["runs"] for m in s["modes"].values())
         lines.append(f"{s['benchmark']:<14} {_f(nat and nat['wall']):>9} {_f(arb and arb['wall']):>9} "
-                     f"{_f(s['wall_ratio'], '{:.2f}'):>6} {ok:>2}/{runs:<2}  {verdict(s)}")
+                     f"{_f(s['wall_ratio'], '{:.2f}'):>5} {_f(s['cpu_ratio'], '{:.2f}'):>5} "
+                     f"{_f(s['rss_ratio'], '{:.2f}'):>5} {ok:>2}/{runs:<2}  {verdict(s)}")
     return "\n".join(lines)
 
 

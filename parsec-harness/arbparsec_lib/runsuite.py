@@ -44,14 +44,15 @@ def _tail(path, n=3):
 
 
 class SuiteRun:
-    def __init__(self, opts, benches, arbrun_argv, spawn, progress=sys.stderr):
+    def __init__(self, opts, benches, arbrun_argv, spawn, progress=None):
         self.o = opts
         self.spawn = spawn  # arbparsec-spawn, for exact rusage
         self.benches = benches
         self.arbrun_argv = arbrun_argv  # arbrun and its options, before --trace/--
-        self.progress = progress
+        self.progress = progress or sys.stderr  # looked up now: tests redirect it
         self.rows, self.details, self.failures = [], [], []
         self.refs = {}
+        self.determinism = {}  # benchmark -> how its outputs were compared, after calibration
         self.cores = {}
         self.core_series = {}
 
@@ -93,51 +94,105 @@ class SuiteRun:
 
     def execute(self, scratch):
         total = len(self.benches) * self.o.repeat * len(self.o.modes)
-        done = 0
+        done = [0, total]
         for bench in self.benches:
-            if "native" not in self.o.modes:
-                res, fp, why, _, _ = self.one(bench, "native", 0, scratch, "reference")
-                self.refs[bench.name] = fp
-                self.log(f"[ref] {bench.name} native reference: "
-                         + (f"{res.wall_s:.3f} s" if fp is not None else f"FAILED ({why})"))
-                if fp is None:
-                    self.failures.append(f"{bench.name} native reference run: {why}")
-            for r in range(1, self.o.repeat + 1):
-                for mode in self.o.modes:
-                    done += 1
-                    res, fp, why, out_text, trace = self.one(bench, mode, r, scratch, mode)
-                    if mode == "native" and r == 1:
-                        self.refs[bench.name] = fp
-                        if fp is None:
-                            self.failures.append(f"{bench.name} native run 1 (the reference): {why}")
-                    ref = self.refs.get(bench.name)
-                    ok = fp is not None and ref is not None and fp == ref
-                    if fp is not None and ref is not None and fp != ref:
-                        why = "output differs from the native run's"
-                    if not ok and why and not (mode == "native" and r == 1):
-                        self.failures.append(f"{bench.name} {mode} run {r}: {why}")
-                    self.rows.append({"benchmark": bench.name, "mode": mode, "run": r,
-                                      "wall_s": res.wall_s, "cpu_s": res.cpu_s,
-                                      "max_rss_kb": res.max_rss_kb, "output_ok": ok})
-                    cores = None
-                    if trace and os.path.isfile(trace):
-                        try:
-                            pts = traces.cores_held(trace)
-                            cores = traces.summary(pts)
-                            if bench.name not in self.core_series:
-                                self.core_series[bench.name] = pts
-                                self.cores[bench.name] = cores
-                        except ValueError as e:
-                            self.failures.append(f"{bench.name} {mode} run {r}: bad trace: {e}")
-                    self.details.append({"benchmark": bench.name, "mode": mode, "run": r,
-                                         "returncode": res.returncode, "timed_out": res.timed_out,
-                                         "fingerprint": fp, "problem": why, "trace": trace,
-                                         "cores_avg_peak": cores,
-                                         "units": suites.units_line(out_text)})
-                    self.log(f"[{done}/{total}] {bench.name} {mode} run {r}/{self.o.repeat}: "
-                             f"{res.wall_s:.3f} s wall, {res.cpu_s:.3f} s CPU, "
-                             f"{res.max_rss_kb // 1024} MiB, "
-                             + ("output ok" if ok else f"FAILED: {why or 'no native reference'}"))
+            self.run_benchmark(bench, scratch, done)
+
+    def calibrate(self, bench, scratch):
+        """The native calibration runs (--calibration-runs, two by default) before any
+        comparison: their outputs are the reference; when they differ from each other, the
+        program's output varies natively. Returns the calibration records."""
+        cal = []
+        for i in range(1, self.o.calibration_runs + 1):
+            res, fp, why, _, _ = self.one(bench, "native", f"calibration{i}", scratch, "calibration")
+            cal.append({"res": res, "fp": fp, "why": why})
+            self.details.append({"benchmark": bench.name, "mode": "native", "run": f"calibration-{i}",
+                                 "returncode": res.returncode, "timed_out": res.timed_out,
+                                 "fingerprint": fp, "problem": why, "wall_s": res.wall_s,
+                                 "cpu_s": res.cpu_s, "max_rss_kb": res.max_rss_kb})
+            self.log(f"[cal] {bench.name} native calibration run {i}/{self.o.calibration_runs}: "
+                     + (f"{res.wall_s:.3f} s" if fp is not None else f"FAILED ({why})"))
+        return cal
+
+    def run_benchmark(self, bench, scratch, done):
+        cal = self.calibrate(bench, scratch)
+        ref = cal[0]
+        if ref["fp"] is None:
+            self.failures.append(f"{bench.name} native calibration run 1 (the reference): {ref['why']}")
+        self.refs[bench.name] = ref["fp"]
+        runs = []  # (row, detail, res, fp, why) of the alternating runs
+        for r in range(1, self.o.repeat + 1):
+            for mode in self.o.modes:
+                done[0] += 1
+                res, fp, why, out_text, trace = self.one(bench, mode, r, scratch, mode)
+                row = {"benchmark": bench.name, "mode": mode, "run": r, "wall_s": res.wall_s,
+                       "cpu_s": res.cpu_s, "max_rss_kb": res.max_rss_kb, "output_ok": False}
+                cores = None
+                if trace and os.path.isfile(trace):
+                    try:
+                        pts = traces.cores_held(trace)
+                        cores = traces.summary(pts)
+                        if bench.name not in self.core_series:
+                            self.core_series[bench.name] = pts
+                            self.cores[bench.name] = cores
+                    except ValueError as e:
+                        self.failures.append(f"{bench.name} {mode} run {r}: bad trace: {e}")
+                detail = {"benchmark": bench.name, "mode": mode, "run": r,
+                          "returncode": res.returncode, "timed_out": res.timed_out,
+                          "fingerprint": fp, "problem": why, "trace": trace,
+                          "cores_avg_peak": cores, "units": suites.units_line(out_text)}
+                runs.append((row, detail, res, fp, why))
+                varies = natively_varies(bench, [c["fp"] for c in cal] +
+                                         [x[3] for x in runs if x[0]["mode"] == "native"])
+                ok, why_now = judge(bench, ref["fp"], varies, res, fp, why)
+                self.log(f"[{done[0]}/{done[1]}] {bench.name} {mode} run {r}/{self.o.repeat}: "
+                         f"{res.wall_s:.3f} s wall, {res.cpu_s:.3f} s CPU, "
+                         f"{res.max_rss_kb // 1024} MiB, "
+                         + ("output ok" if ok else f"FAILED: {why_now or 'no native reference'}")
+                         + (" (exit status compared: output varies natively)" if varies and ok else ""))
+        # The verdicts, once every native output is known: a native run that differs from the
+        # reference means the output varies natively, whatever the calibration runs showed.
+        native_fps = [c["fp"] for c in cal] + [x[3] for x in runs if x[0]["mode"] == "native"]
+        varies = natively_varies(bench, native_fps)
+        self.determinism[bench.name] = determinism_text(bench, varies, len(native_fps))
+        for row, detail, res, fp, why in runs:
+            ok, why = judge(bench, ref["fp"], varies, res, fp, why)
+            row["output_ok"] = ok
+            detail["problem"] = why
+            if not ok and why:
+                self.failures.append(f"{bench.name} {row['mode']} run {row['run']}: {why}")
+            self.rows.append(row)
+            self.details.append(detail)
+
+
+def natively_varies(bench, native_fps):
+    """True when the native runs that produced an output did not all produce the same one."""
+    seen = {fp for fp in native_fps if fp is not None}
+    return bench.check != "exit" and len(seen) > 1
+
+
+def judge(bench, ref_fp, varies, res, fp, why):
+    """(output_ok, problem) of one run against the native reference. A program whose output
+    varies natively (or whose check is the exit status) is judged by its exit status."""
+    if ref_fp is None:
+        return False, why or "no native reference"
+    if not res.ok:
+        return False, why
+    if varies:
+        return True, ""
+    if fp is None:
+        return False, why or "output missing or incomplete"
+    if fp != ref_fp:
+        return False, "output differs from the native run's"
+    return True, ""
+
+
+def determinism_text(bench, varies, native_runs):
+    if bench.check == "exit":
+        return "exit status compared" + (f" ({bench.note})" if bench.note else "")
+    if varies:
+        return "varies natively, exit status compared"
+    return f"same output in all {native_runs} native runs"
 
 
 def run_command(o, arbrun_argv, benches, meta_lines, checks):
@@ -164,7 +219,8 @@ def run_command(o, arbrun_argv, benches, meta_lines, checks):
             shutil.rmtree(scratch, ignore_errors=True)
     report.write_results(os.path.join(o.out, "results.csv"), sr.rows)
     with open(os.path.join(o.out, "runs.json"), "w") as f:
-        json.dump({"meta": meta_lines, "runs": sr.details}, f, indent=1)
+        json.dump({"meta": meta_lines, "runs": sr.details, "determinism": sr.determinism}, f,
+                  indent=1)
     summary = report.summarize(sr.rows)
     plot_files = []
     title = f"{o.suite} suite, size {o.size}, {o.threads} threads"
@@ -183,6 +239,7 @@ def run_command(o, arbrun_argv, benches, meta_lines, checks):
     text = report.render_run_report(summary, {
         "title": f"arbparsec run: {title}, {o.repeat} repeat(s)",
         "lines": meta_lines, "checks": checks, "cores": sr.cores, "plots": plot_files,
+        "determinism": sr.determinism,
         "failures": sr.failures})
     report.write_text(os.path.join(o.out, "report.md"), text)
     print(report.summary_table(summary))

@@ -1,8 +1,9 @@
-// arbloadgen: an open-loop load generator for memcached's text protocol.
+// arbloadgen: an open-loop load generator for key-value servers: memcached's text protocol or
+// redis's RESP (--protocol memcached | redis).
 //
 // Requests are scheduled at Poisson arrival times (exponential gaps from a fixed seed) at a rate
 // that steps through RATE[:RATE...] (each step lasts DURATION / steps), sent round-robin over
-// several TCP connections (pipelined: memcached answers in order on a connection), and timed from
+// several TCP connections (pipelined: both servers answer in order on a connection), and timed from
 // their *scheduled* send time, so a server or a generator that falls behind shows up as latency
 // (no coordinated omission). Before the measurement every key is set once (closed loop).
 //
@@ -35,12 +36,12 @@ enum { kMaxConns = 256, kMaxRates = 64, kBuf = 1 << 16 };
 typedef struct {
     uint64_t* sched;  // scheduled send times (ns) of outstanding requests, FIFO ring
     size_t cap, head, count;
-    char out[kBuf];   // unsent request bytes
+    char out[kBuf];  // unsent request bytes
     size_t out_len;
-    char in[kBuf];    // unparsed response bytes
+    char in[kBuf];  // unparsed response bytes
     size_t in_len;
     int fd;
-    int want_out;     // EPOLLOUT registered
+    int want_out;  // EPOLLOUT registered
 } Conn;
 
 static Conn conns[kMaxConns];
@@ -57,6 +58,10 @@ static const char* port = NULL;
 static const char* log_path = NULL;
 static double drain_s = 1.0;
 
+// The wire protocol: how requests are written and answers parsed (--protocol).
+typedef enum { kMemcached, kRedis } Protocol;
+static Protocol protocol = kMemcached;
+
 static FILE* log_file;
 static uint64_t* lat;  // every latency (ns), for the summary
 static size_t nlat, caplat;
@@ -72,7 +77,9 @@ static uint64_t now_ns(void) {
 
 // xoshiro256** from a splitmix64-expanded seed: deterministic across machines.
 static uint64_t rng_s[4];
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+static uint64_t rotl(uint64_t x, int k) {
+    return (x << k) | (x >> (64 - k));
+}
 static uint64_t rng_next(void) {
     const uint64_t result = rotl(rng_s[1] * 5, 7) * 9, t = rng_s[1] << 17;
     rng_s[2] ^= rng_s[0];
@@ -91,7 +98,9 @@ static void rng_seed(uint64_t s) {
         rng_s[i] = z ^ (z >> 31);
     }
 }
-static double rng_unit(void) { return (double)(rng_next() >> 11) * (1.0 / 9007199254740992.0); }
+static double rng_unit(void) {
+    return (double)(rng_next() >> 11) * (1.0 / 9007199254740992.0);
+}
 
 static void die(int code, const char* fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 static void die(int code, const char* fmt, ...) {
@@ -107,9 +116,10 @@ static void die(int code, const char* fmt, ...) {
 static void usage(FILE* f) {
     fputs(
         "Usage: arbloadgen --port PORT [--host ADDR] --rate R[:R...] [--duration S]\n"
-        "                  [--connections N] [--keys K] [--value-size B] [--get-ratio F]\n"
-        "                  [--seed N] [--drain S] [--log FILE]\n"
-        "Open-loop Poisson load on a memcached server (text protocol over TCP).\n"
+        "                  [--protocol P] [--connections N] [--keys K] [--value-size B]\n"
+        "                  [--get-ratio F] [--seed N] [--drain S] [--log FILE]\n"
+        "Open-loop Poisson load on a key-value server over TCP: gets and sets of one value size.\n"
+        "  --protocol P      memcached (text protocol, default) or redis (RESP: GET and SET)\n"
         "  --rate R[:R...]   requests per second; several rates are steps of equal length\n"
         "  --duration S      measured seconds in all (default 10)\n"
         "  --connections N   TCP connections, requests round-robin (default 8, max 256)\n"
@@ -119,7 +129,8 @@ static void usage(FILE* f) {
         "  --seed N          arrival times, keys and operations derive from it (default 1)\n"
         "  --drain S         seconds to wait for outstanding answers at the end (default 1)\n"
         "  --log FILE        one line per answered request: SCHED_US LATENCY_US\n"
-        "Prints: arbloadgen: sent N answered N errors N lost N p50_us X p99_us Y p999_us Z start_s T\n"
+        "Prints: arbloadgen: sent N answered N errors N lost N p50_us X p99_us Y p999_us Z start_s "
+        "T\n"
         "        (T: the measurement's start on CLOCK_MONOTONIC)\n",
         f);
 }
@@ -180,11 +191,34 @@ static size_t read_line(int fd, char* buf, size_t* len) {
     }
 }
 
+// A set of KEY to the value, in the protocol's request form; returns its length.
 static int make_set(char* out, size_t cap, long key) {
-    int n = snprintf(out, cap, "set key:%ld 0 0 %d\r\n", key, value_size);
+    int n;
+    if (protocol == kRedis) {
+        char k[32];
+        int klen = snprintf(k, sizeof k, "key:%ld", key);
+        n = snprintf(out, cap, "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n", klen, k, value_size);
+    } else {
+        n = snprintf(out, cap, "set key:%ld 0 0 %d\r\n", key, value_size);
+    }
     memcpy(out + n, value_buf, (size_t)value_size);
     memcpy(out + n + value_size, "\r\n", 2);
     return n + value_size + 2;
+}
+
+// A get of KEY in the protocol's request form; returns its length.
+static int make_get(char* out, size_t cap, long key) {
+    if (protocol == kRedis) {
+        char k[32];
+        int klen = snprintf(k, sizeof k, "key:%ld", key);
+        return snprintf(out, cap, "*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n", klen, k);
+    }
+    return snprintf(out, cap, "get key:%ld\r\n", key);
+}
+
+// The answer a stored set gets.
+static const char* stored_answer(void) {
+    return protocol == kRedis ? "+OK\r\n" : "STORED\r\n";
 }
 
 // Sets every key once, closed loop, on the first connection.
@@ -195,7 +229,8 @@ static void load_keys(void) {
         int n = make_set(req, sizeof req, k);
         write_all(c->fd, req, (size_t)n);
         size_t line = read_line(c->fd, c->in, &c->in_len);
-        if (line != 8 || memcmp(c->in, "STORED\r\n", 8) != 0)
+        const char* want = stored_answer();
+        if (line != strlen(want) || memcmp(c->in, want, line) != 0)
             die(1, "loading key %ld: unexpected answer '%.*s'", k, (int)line - 2, c->in);
         memmove(c->in, c->in + line, c->in_len - line);
         c->in_len -= line;
@@ -214,33 +249,71 @@ static void record(uint64_t sched, uint64_t done) {
     if (log_file) fprintf(log_file, "%.1f %.1f\n", (double)(sched - t0) / 1e3, (double)l / 1e3);
 }
 
+// Length of one complete memcached answer at p (avail bytes), 0 while incomplete; *error is set
+// for an error answer (SERVER_ERROR, NOT_STORED, ...: it still answers one request).
+static size_t memcached_answer(const char* p, size_t avail, int* error) {
+    const char* nl = memmem(p, avail, "\r\n", 2);
+    if (!nl) return 0;
+    size_t line = (size_t)(nl - p) + 2;
+    *error = 0;
+    if (line >= 6 && memcmp(p, "VALUE ", 6) == 0) {
+        // VALUE key flags bytes\r\n data\r\n END\r\n
+        const char* q = nl;
+        while (q > p && q[-1] != ' ') q--;
+        unsigned long bytes = strtoul(q, NULL, 10);
+        size_t need = line + bytes + 2 + 5;
+        if (avail < need) return 0;
+        if (memcmp(p + line + bytes, "\r\nEND\r\n", 7) != 0) die(1, "malformed VALUE answer");
+        return need;
+    }
+    if (!((line == 5 && memcmp(p, "END\r\n", 5) == 0) ||
+          (line == 8 && memcmp(p, "STORED\r\n", 8) == 0)))
+        *error = 1;
+    return line;
+}
+
+// Length of one complete RESP answer to GET or SET at p, 0 while incomplete: +OK, $-1 (no such
+// key), $N with N bytes, or an error (-ERR ..., *error set). Arrays are never an answer here.
+static size_t redis_answer(const char* p, size_t avail, int* error) {
+    const char* nl = memmem(p, avail, "\r\n", 2);
+    if (!nl) return 0;
+    size_t line = (size_t)(nl - p) + 2;
+    *error = 0;
+    switch (p[0]) {
+        case '+':
+        case ':':
+            return line;
+        case '-':
+            *error = 1;
+            return line;
+        case '$': {
+            char* end;
+            long n = strtol(p + 1, &end, 10);
+            if (end != nl || n < -1) die(1, "malformed RESP bulk answer '%.*s'", (int)line - 2, p);
+            if (n == -1) return line;
+            size_t need = line + (size_t)n + 2;
+            if (avail < need) return 0;
+            if (memcmp(p + line + n, "\r\n", 2) != 0) die(1, "malformed RESP bulk answer");
+            return need;
+        }
+        default:
+            die(1, "unexpected RESP answer '%.*s'", (int)line - 2, p);
+    }
+}
+
 // Consumes complete answers in c->in; each completes the oldest outstanding request.
 static void parse_answers(Conn* c, uint64_t now) {
     size_t pos = 0;
     for (;;) {
-        char* p = c->in + pos;
+        const char* p = c->in + pos;
         size_t avail = c->in_len - pos;
-        char* nl = memmem(p, avail, "\r\n", 2);
-        if (!nl) break;
-        size_t line = (size_t)(nl - p) + 2, consumed;
-        if (line >= 6 && memcmp(p, "VALUE ", 6) == 0) {
-            // VALUE key flags bytes\r\n data\r\n END\r\n
-            unsigned long bytes = 0;
-            char* q = nl;
-            while (q > p && q[-1] != ' ') q--;
-            bytes = strtoul(q, NULL, 10);
-            size_t need = line + bytes + 2 + 5;
-            if (avail < need) break;
-            if (memcmp(p + line + bytes, "\r\nEND\r\n", 7) != 0) die(1, "malformed VALUE answer");
-            consumed = need;
-        } else if ((line == 5 && memcmp(p, "END\r\n", 5) == 0) ||
-                   (line == 8 && memcmp(p, "STORED\r\n", 8) == 0)) {
-            consumed = line;
-        } else {
-            errors++;  // SERVER_ERROR, NOT_STORED, ... still answer one request
-            consumed = line;
-        }
-        if (c->count == 0) die(1, "answer without a request: '%.*s'", (int)line - 2, p);
+        int error = 0;
+        size_t consumed = protocol == kRedis ? redis_answer(p, avail, &error)
+                                             : memcached_answer(p, avail, &error);
+        if (consumed == 0) break;
+        errors += (uint64_t)error;
+        if (c->count == 0)
+            die(1, "answer without a request: '%.*s'", (int)(consumed > 40 ? 40 : consumed), p);
         uint64_t sched = c->sched[c->head];
         c->head = (c->head + 1) % c->cap;
         c->count--;
@@ -304,23 +377,56 @@ int main(int argc, char** argv) {
         {"value-size", required_argument, 0, 'v'},  {"get-ratio", required_argument, 0, 'g'},
         {"seed", required_argument, 0, 's'},        {"log", required_argument, 0, 'l'},
         {"drain", required_argument, 0, 'D'},       {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+        {"protocol", required_argument, 0, 'P'},    {0, 0, 0, 0}};
     int o;
     opterr = 0;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
-            case 'H': host = optarg; break;
-            case 'p': port = optarg; parse_double(optarg, "--port", 1, 65535); break;
-            case 'r': parse_rates(optarg); break;
-            case 'd': duration_s = parse_double(optarg, "--duration", 0.1, 86400); break;
-            case 'c': nconns = (int)parse_double(optarg, "--connections", 1, kMaxConns); break;
-            case 'k': nkeys = (long)parse_double(optarg, "--keys", 1, 1e8); break;
-            case 'v': value_size = (int)parse_double(optarg, "--value-size", 1, 500000); break;
-            case 'g': get_ratio = parse_double(optarg, "--get-ratio", 0, 1); break;
-            case 's': seed = (uint64_t)parse_double(optarg, "--seed", 0, 1e18); break;
-            case 'l': log_path = optarg; break;
-            case 'D': drain_s = parse_double(optarg, "--drain", 0, 600); break;
-            case 'h': usage(stdout); return 0;
+            case 'H':
+                host = optarg;
+                break;
+            case 'p':
+                port = optarg;
+                parse_double(optarg, "--port", 1, 65535);
+                break;
+            case 'r':
+                parse_rates(optarg);
+                break;
+            case 'd':
+                duration_s = parse_double(optarg, "--duration", 0.1, 86400);
+                break;
+            case 'c':
+                nconns = (int)parse_double(optarg, "--connections", 1, kMaxConns);
+                break;
+            case 'k':
+                nkeys = (long)parse_double(optarg, "--keys", 1, 1e8);
+                break;
+            case 'v':
+                value_size = (int)parse_double(optarg, "--value-size", 1, 500000);
+                break;
+            case 'g':
+                get_ratio = parse_double(optarg, "--get-ratio", 0, 1);
+                break;
+            case 's':
+                seed = (uint64_t)parse_double(optarg, "--seed", 0, 1e18);
+                break;
+            case 'l':
+                log_path = optarg;
+                break;
+            case 'D':
+                drain_s = parse_double(optarg, "--drain", 0, 600);
+                break;
+            case 'P':
+                if (strcmp(optarg, "memcached") == 0)
+                    protocol = kMemcached;
+                else if (strcmp(optarg, "redis") == 0)
+                    protocol = kRedis;
+                else
+                    die(2, "--protocol: '%s' is not memcached or redis", optarg);
+                break;
+            case 'h':
+                usage(stdout);
+                return 0;
             default:
                 die(2, "unknown option or missing value: '%s' (see --help)", argv[optind - 1]);
         }
@@ -362,7 +468,7 @@ int main(int argc, char** argv) {
                 long key = (long)(rng_next() % (uint64_t)nkeys);
                 int n;
                 if (rng_unit() < get_ratio)
-                    n = snprintf(req, sizeof req, "get key:%ld\r\n", key);
+                    n = make_get(req, sizeof req, key);
                 else
                     n = make_set(req, sizeof req, key);
                 if (c->out_len + (size_t)n > kBuf) flush_out(ep, c);
@@ -418,10 +524,11 @@ int main(int argc, char** argv) {
     uint64_t lost = sent - answered;
     if (log_file && fclose(log_file) != 0) die(1, "writing %s: %s", log_path, strerror(errno));
     qsort(lat, nlat, sizeof *lat, cmp_u64);
-    printf("arbloadgen: sent %llu answered %llu errors %llu lost %llu p50_us %.1f p99_us %.1f "
-           "p999_us %.1f start_s %.6f\n",
-           (unsigned long long)sent, (unsigned long long)answered, (unsigned long long)errors,
-           (unsigned long long)lost, quantile_us(0.5), quantile_us(0.99), quantile_us(0.999),
-           (double)t0 / 1e9);
+    printf(
+        "arbloadgen: sent %llu answered %llu errors %llu lost %llu p50_us %.1f p99_us %.1f "
+        "p999_us %.1f start_s %.6f\n",
+        (unsigned long long)sent, (unsigned long long)answered, (unsigned long long)errors,
+        (unsigned long long)lost, quantile_us(0.5), quantile_us(0.99), quantile_us(0.999),
+        (double)t0 / 1e9);
     return 0;
 }

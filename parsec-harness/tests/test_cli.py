@@ -1,5 +1,6 @@
 import contextlib
 import io
+import os
 import unittest
 
 from arbparsec_lib import cli
@@ -43,6 +44,45 @@ class CliTest(unittest.TestCase):
         self.assert_usage_error(base + ["--load", "100", "--cpus", "0-"], "CPU list")
         self.assert_usage_error(base + ["--load", "100", "--native-batch-nice", "20"], "0..19")
         self.assert_usage_error(base + ["--load", "100", "--backend", "magic"], "--backend")
+        self.assert_usage_error(base + ["--load", "100", "--server", "nginx"], "invalid choice")
+        self.assert_usage_error(base + ["--load", "100", "--batch-size", "huge"], "--batch-size")
+        self.assert_usage_error(base + ["--load", "100", "--server-threads", "0"], "at least 1")
+        self.assert_usage_error(["run", "--out", "x", "--calibration-runs", "0"], "not in 1..20")
+        self.assert_usage_error(["run", "--out", "x", "--calibration-runs", "two"], "not a whole number")
+        self.assert_usage_error(["run", "--out", "x", "--size", "simhuge"], "--size")
+
+    def colocate(self, *extra, home=None):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            return run_cli(["colocate", "--load", "100", "--arbrun", "/bin/true", "--build-dir", d,
+                            "--out", os.path.join(d, "out")] + list(extra))
+
+    def test_colocate_batch_and_server_errors(self):
+        cases = [
+            (["--batch", "parsec:swaptions"], 2, "--parsec-home"),
+            (["--batch", "parsec:"], 2, "names no PARSEC program"),
+            (["--batch", ","], 2, "at least one batch tenant"),
+            (["--batch", "parsec:nosuch", "--parsec-home", "/"], 2, "no benchmark matches"),
+            (["--batch", "montecarlo", "--batch-size", "simdev"], 2, "has no size 'simdev'"),
+            (["--batch", "montecarlo", "--server", "redis", "--server-bin", "/nonexistent/redis"],
+             77, "install Debian's redis-server"),
+            (["--batch", "montecarlo", "--memcached", "/nonexistent/memcached"], 77,
+             "/nonexistent/memcached not found"),
+            (["--batch", "montecarlo", "--server", "redis", "--memcached", "/usr/bin/memcached"], 2,
+             "--memcached with --server redis"),
+            (["--batch", "montecarlo", "--memcached", "/a", "--server-bin", "/b"], 2, "disagree"),
+            (["--batch", "montecarlo", "--configs", "arbrun-mix,bogus"], 2, "unknown configuration"),
+        ]
+        for argv, want, needle in cases:
+            with self.subTest(argv=argv):
+                code, _, err = self.colocate(*argv)
+                self.assertEqual(code, want, err)
+                self.assertIn(needle, err)
+
+    def test_builtin_suite_refuses_parsec_sizes(self):
+        code, _, err = run_cli(["list", "--suite", "builtin", "--size", "simdev"])
+        self.assertEqual(code, 2)
+        self.assertIn("PARSEC input set only", err)
 
     def test_arbrun_args_checked(self):
         code, _, err = run_cli(["run", "--out", "/nonexistent/x", "--arbrun", "/bin/true",
@@ -60,11 +100,12 @@ class CliTest(unittest.TestCase):
             self.assertIn("usage", out.lower())
         _, out, _ = run_cli(["run", "--help"])
         for word in ("--suite", "--parsec-home", "--size", "--threads", "--repeat", "--mode",
-                     "--out", "results.csv", "parsecmgmt"):
+                     "--out", "results.csv", "parsecmgmt", "--calibration-runs", "simdev",
+                     "varies natively"):
             self.assertIn(word, out)
         _, out, _ = run_cli(["colocate", "--help"])
         for word in ("--server", "--batch", "--load", "--duration", "--out", "nice -n 19",
-                     "fake", "p99"):
+                     "fake", "p99", "redis", "parsec:APP", "--parsec-home", "--server-bin", "RESP"):
             self.assertIn(word, out)
 
     def test_no_subcommand(self):

@@ -1,8 +1,10 @@
 import os
 import tempfile
+import time
 import unittest
 
-from arbparsec_lib import colocate, machine, traces
+from arbparsec_lib import colocate, machine, servers, suites, traces
+from tests import parsec_fixture as fx
 
 
 def result(cfg, p99, batch=None, mode=None):
@@ -81,9 +83,12 @@ class ColocateLogicTest(unittest.TestCase):
         self.assertAlmostEqual(a["throughput_ratio"], (0.8 * 1.0) ** 0.5)
         self.assertTrue(a["throughput_goal_met"])
         self.assertEqual(a["batch_outputs_match"], {"a": True, "b": False})
+        self.assertEqual(a["batch_outputs_compared"], {"a": "checksum", "b": "checksum"})
         self.assertAlmostEqual(a["p99_mix_arbrun_vs_native"], 0.4)
         text = colocate.render_report(results, a, ["machine: x"], ["native-mix: oops"],
-                                      [("lat", "latency.png")])
+                                      [("lat", "latency.png")], "redis")
+        self.assertIn("# arbparsec colocate: redis beside batch tenants", text)
+        self.assertIn("- redis p99 with the batch / alone", text)
         self.assertIn("| arbrun-mix | 100 |", text)
         self.assertIn("under arbrun 1.20 (goal <= 1.5: met); natively, batch niced: 3.00", text)
         self.assertIn("b NO", text)
@@ -105,6 +110,140 @@ class ColocateLogicTest(unittest.TestCase):
         self.assertEqual(colocate.fmt_us(None), "—")
         self.assertEqual(colocate.fmt_us(150.4), "150 µs")
         self.assertEqual(colocate.fmt_us(2500), "2.50 ms")
+
+
+class ParsecTenantTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.home = self.tmp.name
+        fx.install(self.home, "swaptions", "test")
+        fx.install(self.home, "blackscholes", "test", fx.BLACKSCHOLES, inputs={"in_4.txt": b"1\n2\n"})
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_parse_batch(self):
+        ts = colocate.parse_batch("montecarlo, parsec:swaptions,parsec:black*,montecarlo", "test", 4,
+                                  self.home)
+        self.assertEqual([(t.label, t.kind) for t in ts],
+                         [("montecarlo", "builtin"), ("parsec:swaptions", "parsec"),
+                          ("parsec:blackscholes", "parsec")])
+        self.assertEqual(ts[1].bench.argv[1:], ["-ns", "4", "-sm", "5", "-nt", "4"])
+        self.assertEqual(ts[0].bench, "montecarlo")
+
+    def test_parse_batch_errors(self):
+        cases = [
+            ("", "test", self.home, "at least one batch tenant"),
+            ("parsec:", "test", self.home, "names no PARSEC program"),
+            ("parsec:nosuch", "test", self.home, "no benchmark matches 'nosuch'"),
+            ("parsec:swaptions", "test", None, "--parsec-home"),
+            ("parsec:swaptions", "test", os.path.join(self.home, "pkgs"), "does not look like PARSEC"),
+            ("parsec:x264", "test", self.home, "parsec:x264 cannot run here: no package directory"),
+            ("parsec:blackscholes", "simlarge", self.home, "no simlarge input"),
+            ("montecarlo", "simdev", self.home, "has no size 'simdev'"),
+            ("nosuch", "test", self.home, "no benchmark matches 'nosuch'"),
+        ]
+        for text, size, home, needle in cases:
+            with self.subTest(text=text, size=size):
+                with self.assertRaises(suites.SuiteError) as cm:
+                    colocate.parse_batch(text, size, 2, home)
+                self.assertIn(needle, str(cm.exception))
+
+    def test_tenant_result(self):
+        b = suites.Benchmark("p", ["p"], check="stdout")
+        run = lambda end, rc=0, fp="a", killed=False, cpu=1.0: {  # noqa: E731
+            "start": end - 1, "end": end, "returncode": rc, "cpu_s": cpu, "fingerprint": fp,
+            "killed": killed, "cores": [], "problem": "exit status 1: boom" if rc else ""}
+        runs = [run(99.5), run(100.5), run(101), run(102, rc=1), run(109.9), run(110.5),
+                run(111, killed=True)]
+        e = colocate.parsec_tenant_result(b, runs, 100.0, 10.0)
+        self.assertEqual(e["units"], 3)  # 100.5, 101, 109.9 (the failed one does not count)
+        self.assertEqual(e["runs"], 6)
+        self.assertAlmostEqual(e["throughput"], 0.3)
+        self.assertEqual(e["failed_runs"], 1)
+        self.assertEqual(e["fingerprints"], ["a"])
+        self.assertAlmostEqual(e["cpu_s"], 7.0)
+        self.assertIn("1 of 6 runs failed (first: exit status 1: boom)", e["problem"])
+        e = colocate.parsec_tenant_result(b, [run(1.0)], 100.0, 10.0)
+        self.assertIsNone(e["throughput"])
+        self.assertIn("no run finished in the load window", e["problem"])
+
+    def test_compare_outputs(self):
+        cmp = colocate.compare_outputs
+        self.assertEqual(cmp({"checksum": "a"}, {"checksum": "a"}), (True, "checksum"))
+        self.assertEqual(cmp({"kind": "builtin", "checksum": None}, {"checksum": None})[0], False)
+        nat = {"kind": "parsec", "check": "files", "runs": 3, "fingerprints": ["x"], "failed_runs": 0}
+        arb = dict(nat)
+        self.assertEqual(cmp(arb, nat), (True, "outputs"))
+        self.assertEqual(cmp(dict(arb, fingerprints=["x", "y"]), nat), (False, "outputs"))
+        self.assertEqual(cmp(dict(arb, failed_runs=1), nat), (False, "outputs"))
+        self.assertEqual(cmp(dict(arb, missing_output=1), nat), (False, "outputs"))
+        varies = dict(nat, fingerprints=["x", "y"])
+        self.assertEqual(cmp(dict(arb, fingerprints=["z"]), varies),
+                         (True, "varies natively, exit status compared"))
+        self.assertEqual(cmp(dict(arb, failed_runs=2), varies)[0], False)
+        self.assertEqual(cmp(dict(arb, check="exit", fingerprints=[]), nat),
+                         (True, "exit status compared"))
+        self.assertEqual(cmp(arb, dict(nat, runs=0)), (None, "no completed runs to compare"))
+
+    def test_loop_runs_until_stopped(self):
+        bench = suites.parsec_benchmark(self.home, "blackscholes", "test", 2)
+        root = os.path.join(self.tmp.name, "loop")
+        os.makedirs(root)
+        inputs = os.path.join(self.tmp.name, "inputs")
+        from arbparsec_lib import runsuite
+        runsuite._extract(bench.inputs, inputs)
+        loop = colocate.ParsecLoop(bench, lambda argv, trace: list(argv), root, inputs, None)
+        loop.start()
+        deadline = time.monotonic() + 30
+        while len(loop.runs) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        loop.stop()
+        self.assertFalse(loop.is_alive())
+        self.assertIsNone(loop.error)
+        done = [r for r in loop.runs if not r["killed"]]
+        self.assertGreaterEqual(len(done), 3)
+        self.assertEqual({r["returncode"] for r in done}, {0})
+        self.assertEqual(len({r["fingerprint"] for r in done}), 1)
+        self.assertTrue(all(r["start"] < r["end"] for r in done))
+        self.assertEqual(os.listdir(root), [])  # run directories and outputs removed
+
+    def test_loop_stop_kills_a_long_run(self):
+        bench = suites.Benchmark("sleepy", ["/bin/sleep", "60"], check="exit")
+        root = os.path.join(self.tmp.name, "loop")
+        os.makedirs(root)
+        loop = colocate.ParsecLoop(bench, lambda argv, trace: list(argv), root, None, None)
+        loop.start()
+        deadline = time.monotonic() + 10
+        while loop._current is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        t = time.monotonic()
+        loop.stop()
+        self.assertLess(time.monotonic() - t, 5)
+        self.assertEqual(len(loop.runs), 1)
+        self.assertTrue(loop.runs[0]["killed"])
+
+
+class ServersTest(unittest.TestCase):
+    def test_argv(self):
+        m = servers.SERVERS["memcached"]
+        self.assertEqual(m.argv("memcached", 1234, 3, False, "/w"),
+                         ["memcached", "-l", "127.0.0.1", "-p", "1234", "-U", "0", "-t", "3", "-c", "4096"])
+        self.assertEqual(m.argv("memcached", 1, 1, True, "/w")[1:3], ["-u", "root"])
+        r = servers.SERVERS["redis"]
+        argv = r.argv("/usr/bin/redis-server", 99, 2, True, "/w")
+        self.assertEqual(argv[:3], ["/usr/bin/redis-server", "--port", "99"])
+        for pair in (["--save", ""], ["--appendonly", "no"], ["--io-threads", "2"], ["--dir", "/w"],
+                     ["--bind", "127.0.0.1"], ["--daemonize", "no"]):
+            i = argv.index(pair[0])
+            self.assertEqual(argv[i:i + 2], pair)
+        self.assertEqual((m.protocol, r.protocol), ("memcached", "redis"))
+        self.assertEqual((m.default_threads(4), r.default_threads(4)), (4, 1))
+
+    def test_ready_is_false_without_a_server(self):
+        port = machine.free_port()
+        for s in servers.SERVERS.values():
+            self.assertFalse(s.ready(port))
 
 
 class TracesTest(unittest.TestCase):

@@ -32,11 +32,31 @@ run_exec="bin/blackscholes"   # the binary
 run_args="${NTHREADS} in_4K.txt prices.txt"
 other="x"
 '''
-        self.assertEqual(suites.parse_runconf(text),
-                         {"run_exec": "bin/blackscholes", "run_args": "${NTHREADS} in_4K.txt prices.txt"})
-        self.assertEqual(suites.parse_runconf("run_args='-ns 16 -nt ${NTHREADS}'")["run_args"],
+        rc = suites.parse_runconf(text)
+        self.assertEqual((rc.run_exec, rc.run_args), ("bin/blackscholes", "${NTHREADS} in_4K.txt prices.txt"))
+        self.assertEqual(rc.assigned["other"], "x")
+        self.assertEqual(rc.exports, {})
+        self.assertEqual(suites.parse_runconf("run_args='-ns 16 -nt ${NTHREADS}'").run_args,
                          "-ns 16 -nt ${NTHREADS}")
-        self.assertEqual(suites.parse_runconf("run_args=plain"), {"run_args": "plain"})
+        self.assertEqual(suites.parse_runconf("run_args=plain").run_args, "plain")
+        self.assertIsNone(suites.parse_runconf("# nothing\n").run_args)
+        with self.assertRaises(suites.RunconfError):
+            suites.parse_runconf('run_args="unbalanced\n')
+
+    def test_exports_and_variables(self):
+        rc = suites.parse_runconf('export OMP_NUM_THREADS=${NTHREADS}\nINPUT="a b"\n'
+                                  'run_args="${INPUT} -t $NTHREADS"\n')
+        self.assertEqual(rc.exports, {"OMP_NUM_THREADS": "${NTHREADS}"})
+        args, env, unknown = suites.resolve_runconf(rc, 6)
+        self.assertEqual(args, ["a", "b", "-t", "6"])
+        self.assertEqual(env, {"OMP_NUM_THREADS": "6"})
+        self.assertEqual(unknown, [])
+        rc = suites.parse_runconf('run_args="-i ${PARSECDIR}/x ${NTHREADS}"\n')
+        self.assertEqual(suites.resolve_runconf(rc, 2)[2], ["PARSECDIR"])
+
+    def test_continuation_lines(self):
+        rc = suites.parse_runconf('run_args="-a 1 \\\n-b 2"\n')
+        self.assertEqual(rc.run_args, "-a 1 -b 2")
 
     def test_expand(self):
         self.assertEqual(suites.expand("-t ${NTHREADS} -n $NTHREADS", 4), "-t 4 -n 4")
@@ -113,13 +133,15 @@ class DiscoveryTest(unittest.TestCase):
         os.makedirs(os.path.join(sw, "parsec"))
         with open(os.path.join(sw, "parsec", "test.runconf"), "w") as f:
             f.write('run_exec="bin/swaptions"\nrun_args="-ns 2 -sm 7 -nt ${NTHREADS}"\n')
-        d = suites.discover_parsec(self.home, "test", 4, ["swaptions"])
-        self.assertEqual(d.ready[0].argv[1:], ["-ns", "2", "-sm", "7", "-nt", "4"])
-        # a runconf with variables the harness cannot expand is ignored
+        d = suites.discover_parsec(self.home, "test", 1, ["swaptions"])
+        self.assertEqual(d.ready[0].argv[1:], ["-ns", "2", "-sm", "7", "-nt", "1"])
+        # a runconf with variables the harness cannot expand is ignored, and the report says so
         with open(os.path.join(sw, "parsec", "test.runconf"), "w") as f:
             f.write('run_args="-ns ${SWAPTIONS} -nt ${NTHREADS}"\n')
-        d = suites.discover_parsec(self.home, "test", 4, ["swaptions"])
-        self.assertEqual(d.ready[0].argv[1:], ["-ns", "1", "-sm", "5", "-nt", "4"])
+        d = suites.discover_parsec(self.home, "test", 1, ["swaptions"])
+        self.assertEqual(d.ready[0].argv[1:], ["-ns", "1", "-sm", "5", "-nt", "1"])
+        self.assertIn("${SWAPTIONS}", d.ready[0].note)
+        self.assertIn("PARSEC 3.0's test arguments used", d.ready[0].note)
 
     def test_forced_config(self):
         bs = self.pkg("blackscholes")
@@ -132,13 +154,22 @@ class DiscoveryTest(unittest.TestCase):
 
     def test_every_benchmark_has_every_size(self):
         self.assertEqual(len(suites.PARSEC), 13)
+        self.assertEqual(suites.PARSEC_SIZES,
+                         ("test", "simdev", "simsmall", "simmedium", "simlarge", "native"))
         for name, spec in suites.PARSEC.items():
-            self.assertEqual(set(spec.args), set(suites.SIZES), name)
+            self.assertEqual(set(spec.args), set(suites.PARSEC_SIZES), name)
             for args in spec.args.values():
                 self.assertNotIn("$", suites.expand(args, 2), name)
 
 
 class BuiltinTest(unittest.TestCase):
+    def test_parsec_only_sizes_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            for size in ("simdev", "simlarge"):
+                with self.assertRaises(suites.SuiteError) as cm:
+                    suites.builtin_suite(d, size, 2)
+                self.assertIn("PARSEC input set only", str(cm.exception))
+
     def test_missing_build(self):
         with tempfile.TemporaryDirectory() as d:
             with self.assertRaises(suites.SuiteError) as cm:
