@@ -15,7 +15,7 @@ home=$(cd "$(dirname "$arbparsec")" && "$py" -m tests.parsec_fixture "$out/parse
 rc=0
 "$py" "$arbparsec" colocate --server redis --batch parsec:swaptions,parsec:blackscholes,parsec:raytrace \
     --parsec-home "$home" --batch-size test --batch-threads 2 --configs arbrun-mix,native-mix \
-    --load 2000 --duration 2 --warmup 0.5 --build-dir "$build" --out "$out/result" || rc=$?
+    --load 2000 --duration 3 --warmup 0.5 --build-dir "$build" --out "$out/result" || rc=$?
 [[ $rc -eq 77 ]] && exit 77
 [[ -f $out/result/report.md && -f $out/result/summary.json ]] || { echo "FAIL: report files missing"; exit 1; }
 "$py" - "$out/result/summary.json" <<'PY'
