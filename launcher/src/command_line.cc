@@ -183,7 +183,7 @@ constexpr ValueSpec kRunValueOptions[] = {
      "Write a CSV timeline of the process's cores to FILE: grants,\n"
      "releases, requests to the arbiter, and each core's utilisation\n"
      "every 10 ms (columns time_s,event,core,cpu,value). Plot it with\n"
-     "tools/plot-trace.py FILE OUT.png"},
+     "arbrun-plot-trace FILE OUT.png (tools/plot-trace.py in the source tree)"},
     {"--class", "RULE=CLASS", arbconfig::kClassRuleForm, parseClassOption,
      "Classify threads; repeatable, the first matching rule wins. RULE:\n"
      "  sym:GLOB     the start routine's symbol (C++ names demangled)\n"

@@ -11,8 +11,9 @@ constexpr const char* kDescription =
     "the core arbiter: its pthread, sleep and blocking calls go to the arbrun runtime.";
 
 constexpr const char* kFooter =
-    "The program runs with the preload library first in LD_PRELOAD (../lib/libarbrun.so\n"
-    "beside this executable, or $ARBRUN_PRELOAD_LIB) and the options in ARBRUN_CORES,\n"
+    "The program runs with the preload library first in LD_PRELOAD (libarbrun.so, found\n"
+    "from this executable's location: ../lib/arbrun/ when installed, ../lib/ in a build\n"
+    "tree; or $ARBRUN_PRELOAD_LIB) and the options in ARBRUN_CORES,\n"
     "ARBRUN_PRIORITY, ARBRUN_CLASS, ARBRUN_DEFAULT_CLASS, ARBRUN_ARBITER, ARBRUN_STANDALONE,\n"
     "ARBRUN_STATS, ARBRUN_VERBOSE and ARBRUN_EXPLAIN_CLASSES, which replace any already set.\n"
     "The '--' may be left out when the program's name does not start with '-'.\n"

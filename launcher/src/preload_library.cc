@@ -29,12 +29,13 @@ bool readSelfExe(std::string* path, std::string* error) {
     return true;
 }
 
-// A missing or unusable library is the user's to fix (build it, or say where it is), so the
-// message says both.
-bool checkLibrary(const std::string& path, bool overridden, std::string* error) {
+// A missing or unusable library is the user's to fix (build or install it, or say where it is),
+// so the message says how. `alsoTried`: the other places looked at, for the not-found message.
+bool checkLibrary(const std::string& path, bool overridden, const std::string& alsoTried,
+                  std::string* error) {
     const char* hint = overridden ? "; check ARBRUN_PRELOAD_LIB"
-                                  : "; build it (cmake --build build) or set ARBRUN_PRELOAD_LIB to "
-                                    "its path";
+                                  : "; build it (cmake --build build), install it (cmake --install "
+                                    "build) or set ARBRUN_PRELOAD_LIB to its path";
     if (path.find_first_of(": ") != std::string::npos) {
         *error = "preload library path '" + path +
                  "' contains ':' or a space, which LD_PRELOAD cannot carry" + hint;
@@ -42,7 +43,8 @@ bool checkLibrary(const std::string& path, bool overridden, std::string* error) 
     }
     struct stat st;
     if (stat(path.c_str(), &st) != 0) {
-        *error = "preload library " + path + " not found (" + std::strerror(errno) + ")" + hint;
+        *error = "preload library " + path + " not found (" + std::strerror(errno) + ")" +
+                 (alsoTried.empty() ? "" : ", nor " + alsoTried) + hint;
         return false;
     }
     if (!S_ISREG(st.st_mode)) {
@@ -52,12 +54,46 @@ bool checkLibrary(const std::string& path, bool overridden, std::string* error) 
     return true;
 }
 
+// The first candidate that exists; when none does, the first, so that the error names where an
+// installed arbrun expects it (and says it also looked in the build tree's place).
+std::string pickCandidate(const std::vector<std::string>& candidates, std::string* alsoTried) {
+    for (const std::string& c : candidates) {
+        struct stat st;
+        if (stat(c.c_str(), &st) == 0) return c;
+    }
+    for (size_t i = 1; i < candidates.size(); ++i) {
+        *alsoTried += (i > 1 ? " or " : "") + candidates[i];
+    }
+    return candidates.front();
+}
+
 }  // namespace
 
-// The install layout: bin/arbrun beside lib/libarbrun.so (also the build tree's layout).
+// The build tree's layout: bin/arbrun beside lib/libarbrun.so.
 std::string defaultPreloadPath(std::string_view selfExe) {
     const fs::path exe(selfExe);
     return (exe.parent_path() / ".." / "lib" / "libarbrun.so").lexically_normal().string();
+}
+
+// Set by the build from the install directories (launcher/CMakeLists.txt), so an installed arbrun
+// needs no environment variable; the fallback is the default GNU layout's.
+std::string_view installedPreloadRelPath() {
+#ifdef ARBRUN_INSTALL_PRELOAD_RELPATH
+    return ARBRUN_INSTALL_PRELOAD_RELPATH;
+#else
+    return "../lib/arbrun/libarbrun.so";
+#endif
+}
+
+// Installed first: a build tree has no lib/arbrun/, while an installed prefix's lib/ may hold
+// another project's (or an old) libarbrun.so.
+std::vector<std::string> preloadCandidates(std::string_view selfExe,
+                                           std::string_view installedRelPath) {
+    const fs::path dir = fs::path(selfExe).parent_path();
+    std::vector<std::string> out{(dir / installedRelPath).lexically_normal().string()};
+    std::string build = defaultPreloadPath(selfExe);
+    if (build != out.front()) out.push_back(std::move(build));
+    return out;
 }
 
 // The override exists for tests and unusual installs; checked like the default so the error is
@@ -65,6 +101,7 @@ std::string defaultPreloadPath(std::string_view selfExe) {
 bool locatePreloadLibrary(const char* overridePath, std::string* path, std::string* error) {
     const bool overridden = overridePath && *overridePath;
     std::string candidate;
+    std::string alsoTried;
     if (overridden) {
         std::error_code ec;
         candidate = fs::absolute(overridePath, ec).lexically_normal().string();
@@ -72,9 +109,9 @@ bool locatePreloadLibrary(const char* overridePath, std::string* path, std::stri
     } else {
         std::string exe;
         if (!readSelfExe(&exe, error)) return false;
-        candidate = defaultPreloadPath(exe);
+        candidate = pickCandidate(preloadCandidates(exe, installedPreloadRelPath()), &alsoTried);
     }
-    if (!checkLibrary(candidate, overridden, error)) return false;
+    if (!checkLibrary(candidate, overridden, alsoTried, error)) return false;
     *path = std::move(candidate);
     return true;
 }

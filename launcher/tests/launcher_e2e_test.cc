@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "preload_library.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -314,25 +316,45 @@ TEST_F(Launcher, MissingPreloadLibraryIsTwo) {
                          " not found (No such file or directory); check ARBRUN_PRELOAD_LIB\n");
 }
 
-// Without the override the library is ../lib/libarbrun.so beside the executable: a copy of the
-// binary in a private bin/ directory finds (or misses) the library in the sibling lib/.
+// Without the override the library is found from the executable's own location: the installed
+// layout (installedPreloadRelPath(), e.g. ../lib/arbrun/libarbrun.so) first, then the build tree's
+// ../lib/libarbrun.so. A copy of the binary in a private bin/ directory finds (or misses) them.
 TEST_F(Launcher, FindsLibraryBesideItsExecutable) {
     const fs::path bin = dir_.path() / "tree" / "bin" / "arbrun";
     fs::create_directories(bin.parent_path());
     fs::copy_file(ARBRUN_BINARY, bin);
     env_.erase("ARBRUN_PRELOAD_LIB");
+    const std::string installed =
+        (bin.parent_path() / arbrun::installedPreloadRelPath()).lexically_normal().string();
     const std::string expected = (dir_.path() / "tree" / "lib" / "libarbrun.so").string();
 
     Result r = run({bin.string(), "--", "/bin/true"}, env_);
     EXPECT_EQ(exitCode(r), 2);
-    EXPECT_EQ(r.err, "arbrun: preload library " + expected +
-                         " not found (No such file or directory); build it (cmake --build build) "
+    EXPECT_EQ(r.err, "arbrun: preload library " + installed +
+                         " not found (No such file or directory), nor " + expected +
+                         "; build it (cmake --build build), install it (cmake --install build) "
                          "or set ARBRUN_PRELOAD_LIB to its path\n");
 
     dir_.touch("tree/lib/libarbrun.so");
     r = run({bin.string(), "--", "/usr/bin/env"}, env_);
     ASSERT_EQ(exitCode(r), 0) << r.err;
     EXPECT_EQ(parseEnvOutput(r.out).at("LD_PRELOAD"), expected);
+}
+
+// An installed tree: the private library directory wins over a libarbrun.so in the prefix's lib/.
+TEST_F(Launcher, PrefersTheInstalledLayout) {
+    const fs::path bin = dir_.path() / "prefix" / "bin" / "arbrun";
+    fs::create_directories(bin.parent_path());
+    fs::copy_file(ARBRUN_BINARY, bin);
+    env_.erase("ARBRUN_PRELOAD_LIB");
+    const fs::path installed =
+        (bin.parent_path() / arbrun::installedPreloadRelPath()).lexically_normal();
+    dir_.touch(fs::relative(installed, dir_.path()).string());
+    dir_.touch("prefix/lib/libarbrun.so");
+
+    const Result r = run({bin.string(), "--", "/usr/bin/env"}, env_);
+    ASSERT_EQ(exitCode(r), 0) << r.err;
+    EXPECT_EQ(parseEnvOutput(r.out).at("LD_PRELOAD"), installed.string());
 }
 
 TEST_F(Launcher, HelpAndVersionExitZero) {

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <string>
+#include <vector>
 
 #include "launch.h"
 #include "preload_library.h"
@@ -28,6 +30,29 @@ TEST(DefaultPreloadPath, SiblingLibDirectory) {
     EXPECT_EQ(defaultPreloadPath("/opt/arbrun/bin/arbrun"), "/opt/arbrun/lib/libarbrun.so");
     EXPECT_EQ(defaultPreloadPath("/work/main/build/bin/arbrun"),
               "/work/main/build/lib/libarbrun.so");
+}
+
+TEST(PreloadCandidates, InstalledLayoutFirstThenBuildTree) {
+    EXPECT_EQ(preloadCandidates("/usr/bin/arbrun", "../lib/arbrun/libarbrun.so"),
+              (std::vector<std::string>{"/usr/lib/arbrun/libarbrun.so", "/usr/lib/libarbrun.so"}));
+    EXPECT_EQ(preloadCandidates("/usr/bin/arbrun", "../lib/x86_64-linux-gnu/arbrun/libarbrun.so"),
+              (std::vector<std::string>{"/usr/lib/x86_64-linux-gnu/arbrun/libarbrun.so",
+                                        "/usr/lib/libarbrun.so"}));
+    EXPECT_EQ(preloadCandidates("/work/main/build/bin/arbrun", "../lib/arbrun/libarbrun.so"),
+              (std::vector<std::string>{"/work/main/build/lib/arbrun/libarbrun.so",
+                                        "/work/main/build/lib/libarbrun.so"}));
+}
+
+TEST(PreloadCandidates, OneEntryWhenBothLayoutsAgree) {
+    EXPECT_EQ(preloadCandidates("/opt/a/bin/arbrun", "../lib/libarbrun.so"),
+              (std::vector<std::string>{"/opt/a/lib/libarbrun.so"}));
+}
+
+TEST(InstalledPreloadRelPath, RelativeToTheExecutablesDirectory) {
+    const std::string rel(installedPreloadRelPath());
+    ASSERT_FALSE(rel.empty());
+    EXPECT_NE(rel.front(), '/') << rel;
+    EXPECT_TRUE(rel.ends_with("/libarbrun.so")) << rel;
 }
 
 TEST(LocatePreloadLibrary, OverrideMissingIsAnError) {

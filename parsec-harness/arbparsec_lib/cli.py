@@ -5,10 +5,8 @@ import re
 import shlex
 import sys
 
-from . import machine, runner, servers, suites
+from . import layout, machine, runner, servers, suites
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 
 
 class UsageError(Exception):
@@ -116,11 +114,13 @@ def absolute_path(text):
 
 
 def common_paths(p):
-    p.add_argument("--build-dir", metavar="DIR", type=absolute_path, default=os.path.join(REPO, "build"),
+    p.add_argument("--build-dir", metavar="DIR", type=absolute_path, default=None,
                    help="CMake build tree with bin/arbrun, bin/core-arbiter, bin/arbloadgen and "
-                        "bin/parsec-workloads/ (default: %(default)s)")
+                        "bin/parsec-workloads/ (default: the programs installed with this "
+                        "arbparsec, or the source tree's build/ when run from there)")
     p.add_argument("--arbrun", metavar="PATH", type=absolute_path, default=None,
-                   help="the arbrun launcher (default: BUILD/bin/arbrun)")
+                   help="the arbrun launcher (default: the one beside core-arbiter, see "
+                        "--build-dir)")
     p.add_argument("--tmpdir", metavar="DIR", type=absolute_path, default=None,
                    help="where the scratch directory is made (default: $TMPDIR or /tmp)")
     p.add_argument("--keep", action="store_true",
@@ -135,7 +135,8 @@ Suites:
            trylock-spin barriers, a mutex per cell), pipeline (dedup/ferret: condvar pipeline,
            bounded queues), framethreads (x264: a thread per frame), yieldspin (sched_yield
            spin barriers), openmpmine (freqmine: OpenMP/libgomp dynamic loops, critical
-           merges, barriers). Built by CMake into BUILD/bin/parsec-workloads/.
+           merges, barriers). Built by CMake into BUILD/bin/parsec-workloads/ and
+           installed with arbrun.
   parsec   a PARSEC 3.0 installation of yours (never downloaded, never built by this harness):
            the pthreads builds (pkgs/*/NAME/inst/*-linux.gcc-pthreads/bin) and the standard
            inputs (pkgs/*/NAME/inputs/input_SIZE.tar) of blackscholes, bodytrack, canneal,
@@ -342,15 +343,16 @@ def build_parser():
                     help="comma-separated benchmarks, globs allowed (default: all)")
     ls.add_argument("--size", choices=suites.SIZES, default="simsmall")
     ls.add_argument("--threads", type=positive_int, default=machine.cpus(), metavar="N")
-    ls.add_argument("--build-dir", metavar="DIR", type=absolute_path, default=os.path.join(REPO, "build"))
+    ls.add_argument("--build-dir", metavar="DIR", type=absolute_path, default=None,
+                    help="CMake build tree (default: as for run)")
     return top
 
 
 def _find_arbrun(o):
-    path = o.arbrun or os.path.join(o.build_dir, "bin", "arbrun")
+    path = o.arbrun or o.layout.program("arbrun")
     if not os.access(path, os.X_OK):
-        raise UsageError(f"arbparsec: arbrun not found at {path}: build it (scripts/build.sh "
-                         "release) or give --arbrun PATH")
+        raise UsageError(f"arbparsec: arbrun not found at {path}: {o.layout.fix}, or give "
+                         "--arbrun PATH")
     return os.path.abspath(path)
 
 
@@ -358,7 +360,7 @@ def _benches(o):
     """(benchmarks, meta lines, check descriptions) for run/list; SuiteError when unusable."""
     if o.suite == "builtin":
         names = suites.select(getattr(o, "benchmarks", None), list(suites.BUILTIN))
-        benches = suites.builtin_suite(o.build_dir, o.size, o.threads, names)
+        benches = suites.builtin_suite(o.layout, o.size, o.threads, names)
         lines = ["suite: builtin workloads (" + "; ".join(
             f"{n}: {suites.BUILTIN[n][1]}, like {suites.BUILTIN[n][0]}" for n in
             (names or suites.BUILTIN)) + ")"]
@@ -443,6 +445,7 @@ def main(argv=None):
         if o.command is None:
             parser.print_help()
             return 2
+        o.layout = layout.resolve(o.build_dir)
         runner.install_signal_handlers()
         if o.command == "list":
             return cmd_list(o)

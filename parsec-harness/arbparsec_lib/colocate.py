@@ -306,7 +306,7 @@ class Experiment:
         self.o = o
         self.arbrun = arbrun
         self.progress = progress or sys.stderr  # looked up now: tests redirect it
-        self.bin = os.path.join(o.build_dir, "bin")
+        self.layout = o.layout
         self.scratch = None
         self.cgroup_dirs = []
         self.is_root = os.geteuid() == 0
@@ -334,7 +334,7 @@ class Experiment:
             self.cgroup_dirs.append(root)
         else:
             root = None
-        argv = ["timeout", "-k", "5", str(int(self.life_s)), os.path.join(self.bin, "core-arbiter"),
+        argv = ["timeout", "-k", "5", str(int(self.life_s)), self.layout.program("core-arbiter"),
                 "--backend", self.backend, "--cpus", self.cpus, "--reserve", "1", "--socket", sock,
                 "--metrics", os.path.join(d, "metrics.txt"), "--log-level", "warn"]
         if root:
@@ -421,7 +421,7 @@ class Experiment:
         return loop
 
     def start_batch(self, cfg, mode, sock, name, index):
-        exe = os.path.join(self.bin, "parsec-workloads", name)
+        exe = self.layout.workload(name)
         # Runs past the load window; stopped when the load ends (it counts what finished inside).
         seconds = self.o.duration + 60
         argv = [exe, "--threads", str(self.o.batch_threads), "--size", self.o.batch_size,
@@ -460,7 +460,7 @@ class Experiment:
                         proc, trace = self.start_batch(cfg, mode, sock, t.bench, i)
                         batch.append({"tenant": t, "proc": proc, "trace": trace, "loop": None})
             log_path = os.path.join(self.o.out, "logs", f"{cfg}.latency.log")
-            argv = [os.path.join(self.bin, "arbloadgen"), "--port", str(port),
+            argv = [self.layout.helper("arbloadgen"), "--port", str(port),
                     "--rate", ":".join(f"{r:g}" for r in self.o.load),
                     "--duration", f"{self.o.duration:g}", "--connections", str(self.o.connections),
                     "--keys", str(self.o.keys), "--value-size", str(self.o.value_size),
@@ -593,10 +593,11 @@ class Experiment:
                         f"{self.server.package} (apt-get install {self.server.package}; "
                         "scripts/setup.sh does) or give --server-bin PATH")
         builtin = [t.bench for t in self.tenants if t.kind == "builtin"]
-        for exe in ["core-arbiter", "arbloadgen"] + [f"parsec-workloads/{n}" for n in builtin]:
-            if not os.access(os.path.join(self.bin, exe), os.X_OK):
-                return 2, (f"arbparsec colocate: {os.path.join(self.bin, exe)} not built: build "
-                           f"with ninja -C {o.build_dir}")
+        needed = ([self.layout.program("core-arbiter"), self.layout.helper("arbloadgen")]
+                  + [self.layout.workload(n) for n in builtin])
+        for exe in needed:
+            if not os.access(exe, os.X_OK):
+                return 2, f"arbparsec colocate: {exe} missing: {self.layout.fix}"
         ncpus = machine.cpus()
         self.backend, self.backend_why = choose_backend(
             o.backend, self.is_root, machine.cpuset_hierarchy(), ncpus, o.min_isolated_cpus)

@@ -200,7 +200,7 @@ def run_command(o, arbrun_argv, benches, meta_lines, checks):
     status (0: every output matched)."""
     os.makedirs(os.path.join(o.out, "traces"), exist_ok=True)
     scratch = tempfile.mkdtemp(prefix="arbparsec-run.", dir=o.tmpdir)
-    spawn = os.path.join(o.build_dir, "bin", "arbparsec-spawn")
+    spawn = o.layout.helper("arbparsec-spawn")
     if not os.access(spawn, os.X_OK):
         print(f"arbparsec: {spawn} not built: peak RSS includes the harness's own", file=sys.stderr)
         meta_lines.append(f"peak RSS: {spawn} missing, so each figure is at least the Python "

@@ -69,22 +69,18 @@ BUILTIN = {
 OPTIONAL_BUILTIN = {"openmpmine": "a C compiler with OpenMP (-fopenmp, libgomp)"}
 
 
-def workload_dir(build_dir):
-    return os.path.join(build_dir, "bin", "parsec-workloads")
-
-
-def builtin_suite(build_dir, size, threads, names=None, seconds=None):
-    """The builtin workloads (built by CMake into BUILD/bin/parsec-workloads)."""
+def builtin_suite(where, size, threads, names=None, seconds=None):
+    """The builtin workloads of a layout.Layout (a build tree's BUILD/bin/parsec-workloads, or
+    the installed ones)."""
     if size not in BUILTIN_SIZES:
         raise SuiteError(f"the builtin workloads have sizes {', '.join(BUILTIN_SIZES)}; "
                          f"'{size}' is a PARSEC input set only")
-    wdir = workload_dir(build_dir)
     chosen = names or list(BUILTIN)
     benches, missing = [], []
     for name in chosen:
         if name not in BUILTIN:
             raise SuiteError(f"unknown builtin workload '{name}' (known: {', '.join(BUILTIN)})")
-        exe = os.path.join(wdir, name)
+        exe = where.workload(name)
         if not os.access(exe, os.X_OK):
             if names is None and name in OPTIONAL_BUILTIN:
                 continue
@@ -95,8 +91,7 @@ def builtin_suite(build_dir, size, threads, names=None, seconds=None):
             argv += ["--seconds", f"{seconds:g}"]
         benches.append(Benchmark(name, argv, check="checksum"))
     if missing:
-        raise SuiteError(f"builtin workloads not built: {', '.join(missing)}; build them with "
-                         f"'ninja -C {build_dir}' (or scripts/build.sh release)")
+        raise SuiteError(f"builtin workloads missing: {', '.join(missing)}; {where.fix}")
     return benches
 
 

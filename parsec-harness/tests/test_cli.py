@@ -122,7 +122,6 @@ class CliTest(unittest.TestCase):
 
     def test_paths_made_absolute(self):
         # Runs happen in scratch directories: a relative --build-dir once named nothing there.
-        import os
         args = cli.build_parser().parse_args(
             ["run", "--suite", "builtin", "--build-dir", "build", "--out", "out/x",
              "--arbrun", "~/arbrun"])
@@ -130,6 +129,29 @@ class CliTest(unittest.TestCase):
         self.assertEqual(args.out, os.path.join(os.getcwd(), "out", "x"))
         self.assertEqual(args.arbrun, os.path.join(os.path.expanduser("~"), "arbrun"))
         self.assert_usage_error(["run", "--suite", "builtin", "--out", ""], "empty path")
+
+    def test_layout_of_a_build_tree(self):
+        from arbparsec_lib import layout
+        lay = layout.resolve("/b")
+        self.assertEqual(lay.program("arbrun"), "/b/bin/arbrun")
+        self.assertEqual(lay.helper("arbloadgen"), "/b/bin/arbloadgen")
+        self.assertEqual(lay.workload("montecarlo"), "/b/bin/parsec-workloads/montecarlo")
+        self.assertIn("ninja -C /b", lay.fix)
+        if layout.install_layout is None:  # run from the source tree: its build/ by default
+            self.assertEqual(layout.resolve(None).bin_dir, os.path.join(layout.REPO, "build", "bin"))
+
+    def test_layout_of_an_installation(self):
+        # What `cmake --install` writes beside the package (paths relative to arbparsec_lib/).
+        import types
+        from arbparsec_lib import layout
+        written = types.SimpleNamespace(BIN_DIR="../../../../bin", HELPER_DIR="../../../../lib/arbrun")
+        lay = layout.installed(written)
+        prefix = os.path.normpath(os.path.join(layout.HERE, "..", "..", "..", ".."))
+        self.assertEqual(lay.program("core-arbiter"), os.path.join(prefix, "bin", "core-arbiter"))
+        self.assertEqual(lay.helper("arbparsec-spawn"),
+                         os.path.join(prefix, "lib", "arbrun", "arbparsec-spawn"))
+        self.assertEqual(lay.workload("pipeline"),
+                         os.path.join(prefix, "lib", "arbrun", "parsec-workloads", "pipeline"))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ import tarfile
 import tempfile
 import unittest
 
-from arbparsec_lib import suites
+from arbparsec_lib import layout, suites
 
 
 def make_exe(path):
@@ -173,16 +173,16 @@ class BuiltinTest(unittest.TestCase):
     def test_missing_build(self):
         with tempfile.TemporaryDirectory() as d:
             with self.assertRaises(suites.SuiteError) as cm:
-                suites.builtin_suite(d, "test", 2)
-            self.assertIn("not built", str(cm.exception))
+                suites.builtin_suite(layout.from_build_dir(d), "test", 2)
+            self.assertIn("missing", str(cm.exception))
             with self.assertRaises(suites.SuiteError):
-                suites.builtin_suite(d, "test", 2, ["nosuch"])
+                suites.builtin_suite(layout.from_build_dir(d), "test", 2, ["nosuch"])
 
     def test_argv(self):
         with tempfile.TemporaryDirectory() as d:
             for n in suites.BUILTIN:
-                make_exe(os.path.join(suites.workload_dir(d), n))
-            b = suites.builtin_suite(d, "simmedium", 3, ["montecarlo"], seconds=2.5)
+                make_exe(layout.from_build_dir(d).workload(n))
+            b = suites.builtin_suite(layout.from_build_dir(d), "simmedium", 3, ["montecarlo"], seconds=2.5)
             self.assertEqual(b[0].argv[1:], ["--threads", "3", "--size", "simmedium", "--seconds", "2.5"])
             self.assertEqual(b[0].check, "checksum")
 
@@ -190,13 +190,13 @@ class BuiltinTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             for n in suites.BUILTIN:
                 if n not in suites.OPTIONAL_BUILTIN:
-                    make_exe(os.path.join(suites.workload_dir(d), n))
-            names = [b.name for b in suites.builtin_suite(d, "test", 2)]
+                    make_exe(layout.from_build_dir(d).workload(n))
+            names = [b.name for b in suites.builtin_suite(layout.from_build_dir(d), "test", 2)]
             self.assertEqual(names, [n for n in suites.BUILTIN if n not in suites.OPTIONAL_BUILTIN])
             for n in suites.OPTIONAL_BUILTIN:
                 with self.assertRaises(suites.SuiteError) as cm:
-                    suites.builtin_suite(d, "test", 2, [n])
-                self.assertIn("not built", str(cm.exception))
+                    suites.builtin_suite(layout.from_build_dir(d), "test", 2, [n])
+                self.assertIn("missing", str(cm.exception))
 
     def test_openmpmine_is_builtin(self):
         self.assertIn("openmpmine", suites.BUILTIN)

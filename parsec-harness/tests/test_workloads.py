@@ -4,7 +4,7 @@ import os
 import subprocess
 import unittest
 
-from arbparsec_lib import suites
+from arbparsec_lib import layout, suites
 
 BUILD = os.environ.get("ARBPARSEC_BUILD_DIR", "")
 
@@ -13,11 +13,11 @@ def run(args, timeout=120):
     return subprocess.run(args, capture_output=True, text=True, timeout=timeout)
 
 
-@unittest.skipUnless(os.access(os.path.join(suites.workload_dir(BUILD), "montecarlo"), os.X_OK),
+@unittest.skipUnless(os.access(layout.from_build_dir(BUILD).workload("montecarlo"), os.X_OK),
                      "builtin workloads not built (ARBPARSEC_BUILD_DIR)")
 class WorkloadsTest(unittest.TestCase):
     def exe(self, name):
-        return os.path.join(suites.workload_dir(BUILD), name)
+        return layout.from_build_dir(BUILD).workload(name)
 
     def test_checksums_do_not_depend_on_threads(self):
         for name in suites.BUILTIN:
