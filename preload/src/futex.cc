@@ -30,6 +30,7 @@
 #include "arbrt/io.h"
 #include "credentials.h"
 #include "futex.h"
+#include "io_uring.h"
 #include "real_libc.h"
 #include "shared_memory.h"
 #include "shim.h"
@@ -202,7 +203,8 @@ ARBRUN_EXPORT long syscall(long number, ...) {
     va_end(ap);
     long result;
     if (number == SYS_futex && arbrun::emulateFutex(a, &result)) return result;
-    if (arbrun::credentialCall(number, a, &result)) {  // credential state (credentials.h)
+    if (arbrun::credentialCall(number, a, &result) ||  // credential state (credentials.h)
+        arbrun::ioUringCall(number, a, &result)) {     // io_uring rings (io_uring.h)
         if (result >= 0) return result;
         errno = int(-result);
         return -1;
