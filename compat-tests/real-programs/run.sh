@@ -3,7 +3,8 @@
 # also under `$ARBRUN $ARBRUN_ARGS -- program`, and compares the two runs.
 #
 #   NAME: pigz | xz | zstd | x264 | sysbench-threads | sysbench-mutex | python3 | memcached |
-#         java | node | go-cgo | go-static
+#         java | node | go-cgo | go-static | setpriv | su | memcached-user | fio-psync |
+#         fio-io_uring
 #
 # Environment:
 #   ARBRUN          path to build/bin/arbrun; empty or unset: native runs only
@@ -11,7 +12,8 @@
 #   COMPAT_PYTHON3  the Python interpreter (default: /usr/bin/python3, else python3 in PATH)
 #   TMPDIR          where the scratch directory is made (default: /tmp)
 #
-# Exit status: 0 pass, 1 fail, 77 skipped (the program is not installed: see packages.txt), 2 usage.
+# Exit status: 0 pass, 1 fail, 77 skipped (the program is not installed: see packages.txt, or the
+# test needs root: setpriv, su, memcached-user), 2 usage.
 # Everything lives in one scratch directory removed on exit; memcached is started by this script,
 # bound to 127.0.0.1 only, limited by `timeout`, and killed by PID on EXIT/INT/TERM.
 set -euo pipefail
@@ -52,13 +54,17 @@ skip() {
 }
 need() { for p in "$@"; do command -v "$p" >/dev/null 2>&1 || skip "$p not found"; done; }
 
-# Runs "$@" natively (mode native) or under arbrun (mode arbrun).
+# Runs "$@" natively (mode native), under arbrun (mode arbrun) or under arbrun on one core (mode
+# arbrun1).
 run_in() {
     local mode=$1
     shift
     if [[ $mode == arbrun ]]; then
         # shellcheck disable=SC2086  # ARBRUN_ARGS is a list of options
         "$ARBRUN" $ARBRUN_ARGS -- "$@"
+    elif [[ $mode == arbrun1 ]]; then
+        # shellcheck disable=SC2086
+        "$ARBRUN" $ARBRUN_ARGS --cores 1 -- "$@"
     else
         "$@"
     fi
@@ -71,6 +77,13 @@ modes() {
         [[ -x $ARBRUN ]] || fail "ARBRUN=$ARBRUN is not an executable"
         echo arbrun
     fi
+}
+
+# The one-core mode too, where ARBRUN_ARGS does not choose the cores: a thread that blocks a
+# carrier it should have lent then stalls everything behind it, whatever the machine's size.
+modes_and_one_core() {
+    modes
+    if [[ -n $ARBRUN && " $ARBRUN_ARGS " != *" --cores "* ]]; then echo arbrun1; fi
 }
 
 # Deterministic inputs (make_text, make_y4m), shared with bench/real-programs/compare.sh.
@@ -148,11 +161,13 @@ free_port() {
     "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# Starts memcached (natively or under arbrun) on a free port; sets server_pid and port.
+# Starts memcached (natively or under arbrun, as user $2 if given) on a free port; sets server_pid
+# and port.
 start_memcached() {
-    local mode=$1 try
+    local mode=$1 as=${2:-} try
     local -a user=()
     [[ $(id -u) -eq 0 ]] && user=(-u root)  # memcached refuses to run as root without -u
+    [[ -n $as ]] && user=(-u "$as")
     for try in 1 2 3 4 5; do
         port=$(free_port)
         # timeout bounds its life even if this script is killed with SIGKILL.
@@ -297,10 +312,135 @@ run_go() {
         fail "a shell under arbrun --verbose did not start the runtime: $shell_err"
 }
 
+need_root() { [[ $(id -u) -eq 0 ]] || skip "needs root (it drops privileges)"; }
+
+# The credential lines of every thread of process $1 (Uid, Gid, Groups, capability sets,
+# NoNewPrivs, Seccomp), one line per distinct thread state: a process whose threads differ prints
+# several lines.
+task_credentials() {
+    local f
+    for f in /proc/"$1"/task/*/status; do
+        grep -E '^(Uid|Gid|Groups|CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):' "$f" 2>/dev/null |
+            tr -s '\t ' '  ' | tr '\n' ';'
+        echo
+    done | sort -u | grep -v '^$'
+}
+
+# setpriv (util-linux, libcap-ng) drops to nobody with several option sets and execs a shell that
+# prints the credentials of all its threads: exit 0 and the same lines natively and under arbrun.
+run_setpriv() {
+    need setpriv
+    need_root
+    local -a sets=(
+        "--reuid=65534 --regid=65534 --clear-groups"
+        "--reuid=65534 --regid=65534 --groups=5,6 --no-new-privs"
+        "--bounding-set=-all --inh-caps=-all"
+        "--reuid=65534 --regid=65534 --clear-groups --inh-caps=+net_bind_service --ambient-caps=+net_bind_service"
+        "--securebits=+noroot,+noroot_locked --reuid=65534 --regid=65534 --clear-groups"
+    )
+    local opts i=0
+    for opts in "${sets[@]}"; do
+        for mode in $(modes); do
+            say "$mode: setpriv $opts"
+            # shellcheck disable=SC2086  # the option set is a list of words
+            run_in "$mode" setpriv $opts /bin/sh -c "$(declare -f task_credentials); task_credentials \$\$" \
+                >"$work/setpriv.$i.$mode" 2>&1 || fail "$mode: setpriv $opts exited non-zero: $(tail -3 "$work/setpriv.$i.$mode")"
+            [[ $(wc -l <"$work/setpriv.$i.$mode") -eq 1 ]] || fail "$mode: threads differ after setpriv $opts: $(cat "$work/setpriv.$i.$mode")"
+        done
+        if [[ -n $ARBRUN ]]; then
+            cmp -s "$work/setpriv.$i.native" "$work/setpriv.$i.arbrun" ||
+                fail "setpriv $opts: native '$(cat "$work/setpriv.$i.native")' vs arbrun '$(cat "$work/setpriv.$i.arbrun")'"
+        fi
+        say "$(cut -c1-100 "$work/setpriv.$i.native")..."
+        i=$((i + 1))
+    done
+}
+
+# su and runuser (PAM, initgroups, setgid/setuid in a forked child): same id output and exit 0.
+run_su() {
+    need su runuser id
+    need_root
+    local -a cmds=(
+        "su nobody -s /bin/sh -c id"
+        "su -s /bin/sh -g nogroup -c id nobody"
+        "runuser -u nobody -- id"
+        "runuser -u nobody -g nogroup -G daemon -- id"
+    )
+    local cmd i=0
+    for cmd in "${cmds[@]}"; do
+        for mode in $(modes); do
+            # shellcheck disable=SC2086
+            run_in "$mode" $cmd >"$work/su.$i.$mode" 2>&1 || fail "$mode: $cmd exited non-zero: $(tail -3 "$work/su.$i.$mode")"
+            grep -q '^uid=65534' "$work/su.$i.$mode" || fail "$mode: $cmd: $(cat "$work/su.$i.$mode")"
+        done
+        if [[ -n $ARBRUN ]]; then
+            cmp -s "$work/su.$i.native" "$work/su.$i.arbrun" ||
+                fail "$cmd: native '$(cat "$work/su.$i.native")' vs arbrun '$(cat "$work/su.$i.arbrun")'"
+        fi
+        say "$cmd: $(cat "$work/su.$i.native")"
+        i=$((i + 1))
+    done
+}
+
+# The daemon pattern: memcached started as root drops to nobody (-u) before starting its worker
+# threads; every kernel thread of the process must then be nobody's, and it serves requests.
+run_memcached_user() {
+    need memcached memcslap memcstat
+    need_root
+    [[ -n $PY && -x $PY ]] || skip "python3 not found"
+    local summary=""
+    for mode in $(modes); do
+        say "$mode: memcached -u nobody -t 4"
+        start_memcached "$mode" nobody
+        memcslap --servers="127.0.0.1:$port" --concurrency=4 --execute-number=500 --test=set \
+            >"$work/slap.set" 2>&1 || fail "$mode: memcslap set failed: $(tail -3 "$work/slap.set")"
+        local pid
+        pid=$(pgrep -P "$server_pid" -x memcached || true)
+        [[ -n $pid ]] || fail "$mode: cannot find the memcached process under timeout $server_pid"
+        task_credentials "$pid" | cut -d';' -f1-3 >"$work/creds.$mode"
+        local threads
+        threads=$(find /proc/"$pid"/task -mindepth 1 -maxdepth 1 | wc -l)
+        stop_memcached
+        [[ $(wc -l <"$work/creds.$mode") -eq 1 ]] || fail "$mode: threads differ: $(cat "$work/creds.$mode")"
+        grep -q '^Uid: 65534 65534 65534 65534;Gid: 65534 65534 65534 65534;' "$work/creds.$mode" ||
+            fail "$mode: not nobody: $(cat "$work/creds.$mode")"
+        if [[ -z $summary ]]; then summary=$(cat "$work/creds.$mode"); else [[ $summary == "$(cat "$work/creds.$mode")" ]] || fail "credentials differ: $summary vs $(cat "$work/creds.$mode")"; fi
+        say "$mode: $threads threads, all $(cat "$work/creds.$mode")"
+    done
+}
+
+# fio with four job threads: every job starts (fio's startup semaphore is a process-shared
+# mutex/condvar pair waited on with a deadline), reads its 8 MiB and reports no error. Terse
+# output, one line per job: field 5 the error, field 6 the KiB read.
+run_fio() {
+    need fio
+    local engine=$1
+    local depth=1
+    [[ $engine == io_uring ]] && depth=4
+    local -a job=(fio --thread --numjobs=4 --ioengine="$engine" --iodepth="$depth" --size=8M --rw=randread
+        --bs=4k --runtime=60 --name=t --filename="$work/fio.dat" --minimal)
+    if ! "${job[@]}" >"$work/fio.probe" 2>&1; then
+        [[ $engine == io_uring ]] && skip "io_uring unavailable here: $(tail -1 "$work/fio.probe")"
+        fail "native fio failed: $(tail -3 "$work/fio.probe")"
+    fi
+    for mode in $(modes_and_one_core); do
+        say "$mode: fio --thread --numjobs=4 --ioengine=$engine"
+        run_in "$mode" timeout -k 5 120 "${job[@]}" >"$work/fio.$mode" 2>"$work/fio.$mode.err" ||
+            fail "$mode fio exited non-zero: $(tail -3 "$work/fio.$mode.err")"
+        ! grep -q . "$work/fio.$mode.err" || fail "$mode: fio said: $(head -3 "$work/fio.$mode.err")"
+        local summary
+        summary=$(awk -F';' '{print "job error=" $5 " KiB=" $6}' "$work/fio.$mode" | sort | uniq -c | tr -s ' ')
+        [[ $summary == " 4 job error=0 KiB=8192" ]] || fail "$mode: expected 4 jobs with no error reading 8192 KiB each, got: $summary"
+        say "$mode:$summary"
+    done
+}
+
 case $name in
-pigz | xz | zstd | x264 | sysbench-threads | sysbench-mutex | python3 | memcached | java | node | go-cgo | go-static) ;;
+pigz | xz | zstd | x264 | sysbench-threads | sysbench-mutex | python3 | memcached) ;;
+java | node | go-cgo | go-static) ;;
+setpriv | su | memcached-user | fio-psync | fio-io_uring) ;;
 *)
-    echo "usage: $0 pigz|xz|zstd|x264|sysbench-threads|sysbench-mutex|python3|memcached|java|node|go-cgo|go-static" >&2
+    echo "usage: $0 pigz|xz|zstd|x264|sysbench-threads|sysbench-mutex|python3|memcached|java|node|go-cgo|go-static|setpriv|su|memcached-user|fio-psync|fio-io_uring" >&2
     exit 2
     ;;
 esac
@@ -320,5 +460,10 @@ java) run_java ;;
 node) run_node ;;
 go-cgo) run_go 1 cgo ;;
 go-static) run_go 0 go ;;
+setpriv) run_setpriv ;;
+su) run_su ;;
+memcached-user) run_memcached_user ;;
+fio-psync) run_fio psync ;;
+fio-io_uring) run_fio io_uring ;;
 esac
 echo "ok real $name"

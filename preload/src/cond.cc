@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "arbrt/arbrt.h"
+#include "blocking_pass_through.h"
 #include "interrupt.h"
 #include "mutex_impl.h"
 #include "real_libc.h"
@@ -95,14 +96,18 @@ ARBRUN_EXPORT int pthread_cond_destroy(pthread_cond_t* c) {
 }
 
 ARBRUN_EXPORT int pthread_cond_wait(pthread_cond_t* c, pthread_mutex_t* m) {
-    if (passesThrough(c)) return ARBRUN_REAL_VERSION(pthread_cond_wait, COND_VERSION)(c, m);
+    if (passesThrough(c))
+        return asBlockingCall(
+            [&] { return ARBRUN_REAL_VERSION(pthread_cond_wait, COND_VERSION)(c, m); });
     return wait(c, m, arbrt::detail::kNoDeadline);
 }
 
 ARBRUN_EXPORT int pthread_cond_timedwait(pthread_cond_t* c, pthread_mutex_t* m,
                                          const timespec* abstime) {
     if (passesThrough(c))
-        return ARBRUN_REAL_VERSION(pthread_cond_timedwait, COND_VERSION)(c, m, abstime);
+        return asBlockingCall([&] {
+            return ARBRUN_REAL_VERSION(pthread_cond_timedwait, COND_VERSION)(c, m, abstime);
+        });
     uint64_t deadline;
     const clockid_t clock = (flags(c) & kMonotonic) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
     if (int err = deadlineFrom(clock, abstime, &deadline)) return err;
@@ -111,7 +116,9 @@ ARBRUN_EXPORT int pthread_cond_timedwait(pthread_cond_t* c, pthread_mutex_t* m,
 
 ARBRUN_EXPORT int pthread_cond_clockwait(pthread_cond_t* c, pthread_mutex_t* m, clockid_t clock,
                                          const timespec* abstime) {
-    if (passesThrough(c)) return ARBRUN_REAL(pthread_cond_clockwait)(c, m, clock, abstime);
+    if (passesThrough(c))
+        return asBlockingCall(
+            [&] { return ARBRUN_REAL(pthread_cond_clockwait)(c, m, clock, abstime); });
     uint64_t deadline;
     if (int err = deadlineFrom(clock, abstime, &deadline)) return err;
     return wait(c, m, deadline);

@@ -43,7 +43,7 @@ void child() {
         logWarning("fork: cannot rebuild the user-thread runtime in the child (%s)",
                    err->message.c_str());
     }
-    installSetxidHandler();  // the child's first thread may have brought glibc's handler back
+    setxidAfterForkInChild();  // and the child's first thread may have brought glibc's handler back
 }
 
 // vfork under the runtime (see the top of the file).

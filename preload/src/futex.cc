@@ -28,7 +28,9 @@
 
 #include "arbrt/arbrt.h"
 #include "arbrt/io.h"
+#include "credentials.h"
 #include "futex.h"
+#include "io_uring.h"
 #include "real_libc.h"
 #include "shared_memory.h"
 #include "shim.h"
@@ -201,6 +203,12 @@ ARBRUN_EXPORT long syscall(long number, ...) {
     va_end(ap);
     long result;
     if (number == SYS_futex && arbrun::emulateFutex(a, &result)) return result;
+    if (arbrun::credentialCall(number, a, &result) ||  // credential state (credentials.h)
+        arbrun::ioUringCall(number, a, &result)) {     // io_uring rings (io_uring.h)
+        if (result >= 0) return result;
+        errno = int(-result);
+        return -1;
+    }
     result = ARBRUN_REAL(syscall)(number, a[0], a[1], a[2], a[3], a[4], a[5]);
     if (arbrun::changesMappings(number)) arbrun::noteMappingsChanged();
     return result;

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdarg>
@@ -12,6 +13,7 @@
 #include <cstring>
 
 #include "arbrt/arbrt.h"
+#include "credentials.h"
 #include "real_libc.h"
 #include "shim.h"
 #include "thread_state.h"
@@ -269,13 +271,20 @@ ARBRUN_EXPORT int pthread_getname_np(pthread_t thread, char* buf, size_t len) {
     return 0;
 }
 
-// prctl passes four more arguments through (glibc's prctl reads four, whatever the option).
+// prctl passes four more arguments through (glibc's prctl reads four, whatever the option);
+// options that set credential state go to every kernel thread (credentials.h).
 ARBRUN_EXPORT int prctl(int option, ...) {
     va_list ap;
     va_start(ap, option);
     const unsigned long a2 = va_arg(ap, unsigned long), a3 = va_arg(ap, unsigned long);
     const unsigned long a4 = va_arg(ap, unsigned long), a5 = va_arg(ap, unsigned long);
     va_end(ap);
+    const long args[6] = {option, long(a2), long(a3), long(a4), long(a5), 0};
+    if (long r; credentialCall(SYS_prctl, args, &r)) {  // credential state (credentials.h)
+        if (r >= 0) return int(r);
+        errno = int(-r);
+        return -1;
+    }
     IdentityState* s =
         (option == PR_SET_NAME || option == PR_GET_NAME) ? identityOf(arbrt::self()) : nullptr;
     if (!s) return ARBRUN_REAL(prctl)(option, a2, a3, a4, a5);

@@ -26,6 +26,7 @@
 #include <cstring>
 
 #include "arbrt/arbrt.h"
+#include "blocking_pass_through.h"
 #include "mutex_impl.h"
 #include "real_libc.h"
 #include "robust.h"
@@ -170,7 +171,8 @@ ARBRUN_EXPORT int pthread_mutex_destroy(pthread_mutex_t* m) {
 }
 
 ARBRUN_EXPORT int pthread_mutex_lock(pthread_mutex_t* m) {
-    if (mutexPassesThrough(m)) return ARBRUN_REAL(pthread_mutex_lock)(m);
+    if (mutexPassesThrough(m))
+        return asBlockingCall([&] { return ARBRUN_REAL(pthread_mutex_lock)(m); });
     return mutexLock(m, arbrt::detail::kNoDeadline);
 }
 
@@ -186,7 +188,8 @@ ARBRUN_EXPORT int pthread_mutex_trylock(pthread_mutex_t* m) {
 }
 
 ARBRUN_EXPORT int pthread_mutex_timedlock(pthread_mutex_t* m, const timespec* abstime) {
-    if (mutexPassesThrough(m)) return ARBRUN_REAL(pthread_mutex_timedlock)(m, abstime);
+    if (mutexPassesThrough(m))
+        return asBlockingCall([&] { return ARBRUN_REAL(pthread_mutex_timedlock)(m, abstime); });
     uint64_t deadline;
     if (int err = deadlineFrom(CLOCK_REALTIME, abstime, &deadline)) return err;
     return mutexLock(m, deadline);
@@ -194,7 +197,9 @@ ARBRUN_EXPORT int pthread_mutex_timedlock(pthread_mutex_t* m, const timespec* ab
 
 ARBRUN_EXPORT int pthread_mutex_clocklock(pthread_mutex_t* m, clockid_t clock,
                                           const timespec* abstime) {
-    if (mutexPassesThrough(m)) return ARBRUN_REAL(pthread_mutex_clocklock)(m, clock, abstime);
+    if (mutexPassesThrough(m))
+        return asBlockingCall(
+            [&] { return ARBRUN_REAL(pthread_mutex_clocklock)(m, clock, abstime); });
     uint64_t deadline;
     if (int err = deadlineFrom(clock, abstime, &deadline)) return err;
     return mutexLock(m, deadline);

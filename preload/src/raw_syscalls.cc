@@ -10,6 +10,10 @@
 // - rt_sigprocmask, rt_sigaction: the virtual per-user-thread masks and dispositions
 //   (signals.cc), as the libc wrappers would; a raw call must not change a carrier's real mask;
 // - exit (of one thread): pthread_exit, which ends the user thread, not its carrier;
+// - calls that set credential state the kernel keeps per thread (set*id, capset, some prctl
+//   options, seccomp filters): on every kernel thread (credentials.h);
+// - io_uring_setup and io_uring_register: without what ties a ring to one kernel thread
+//   (io_uring.h);
 // - anything else: made as it is, bracketed as a blocking call (the monitor lends the core to a
 //   spare carrier if it lasts while others wait), and mmap-like calls refresh the shared-mapping
 //   table futex.cc consults.
@@ -35,7 +39,9 @@
 
 #include "arbrt/io.h"
 #include "arbrt/raw_syscall.h"
+#include "credentials.h"
 #include "futex.h"
+#include "io_uring.h"
 #include "kernel_sigaction.h"
 #include "raw_syscalls.h"
 #include "shared_memory.h"
@@ -175,8 +181,12 @@ long route(long n, const long a[6]) {
             return sigactionCall(a);
         case SYS_exit:
             pthread_exit(nullptr);
-        default:
+        default: {
+            long r;
+            if (credentialCall(n, a, &r)) return r;  // credential state (credentials.h)
+            if (ioUringCall(n, a, &r)) return r;     // io_uring rings (io_uring.h)
             return passThrough(n, a);
+        }
     }
 }
 

@@ -23,6 +23,7 @@
 #include <cstring>
 
 #include "arbrt/arbrt.h"
+#include "blocking_pass_through.h"
 #include "real_libc.h"
 #include "shim.h"
 
@@ -236,7 +237,8 @@ ARBRUN_EXPORT int pthread_rwlock_destroy(pthread_rwlock_t* rw) {
 }
 
 ARBRUN_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t* rw) {
-    if (passesThrough(rw)) return ARBRUN_REAL(pthread_rwlock_rdlock)(rw);
+    if (passesThrough(rw))
+        return asBlockingCall([&] { return ARBRUN_REAL(pthread_rwlock_rdlock)(rw); });
     return readLock(rw, arbrt::detail::kNoDeadline);
 }
 
@@ -246,7 +248,8 @@ ARBRUN_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t* rw) {
 }
 
 ARBRUN_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t* rw, const timespec* abstime) {
-    if (passesThrough(rw)) return ARBRUN_REAL(pthread_rwlock_timedrdlock)(rw, abstime);
+    if (passesThrough(rw))
+        return asBlockingCall([&] { return ARBRUN_REAL(pthread_rwlock_timedrdlock)(rw, abstime); });
     uint64_t deadline;
     if (int err = deadlineFrom(CLOCK_REALTIME, abstime, &deadline)) return err;
     return readLock(rw, deadline);
@@ -254,14 +257,17 @@ ARBRUN_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t* rw, const timespe
 
 ARBRUN_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t* rw, clockid_t clock,
                                              const timespec* abstime) {
-    if (passesThrough(rw)) return ARBRUN_REAL(pthread_rwlock_clockrdlock)(rw, clock, abstime);
+    if (passesThrough(rw))
+        return asBlockingCall(
+            [&] { return ARBRUN_REAL(pthread_rwlock_clockrdlock)(rw, clock, abstime); });
     uint64_t deadline;
     if (int err = deadlineFrom(clock, abstime, &deadline)) return err;
     return readLock(rw, deadline);
 }
 
 ARBRUN_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t* rw) {
-    if (passesThrough(rw)) return ARBRUN_REAL(pthread_rwlock_wrlock)(rw);
+    if (passesThrough(rw))
+        return asBlockingCall([&] { return ARBRUN_REAL(pthread_rwlock_wrlock)(rw); });
     return writeLock(rw, arbrt::detail::kNoDeadline);
 }
 
@@ -271,7 +277,8 @@ ARBRUN_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t* rw) {
 }
 
 ARBRUN_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t* rw, const timespec* abstime) {
-    if (passesThrough(rw)) return ARBRUN_REAL(pthread_rwlock_timedwrlock)(rw, abstime);
+    if (passesThrough(rw))
+        return asBlockingCall([&] { return ARBRUN_REAL(pthread_rwlock_timedwrlock)(rw, abstime); });
     uint64_t deadline;
     if (int err = deadlineFrom(CLOCK_REALTIME, abstime, &deadline)) return err;
     return writeLock(rw, deadline);
@@ -279,7 +286,9 @@ ARBRUN_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t* rw, const timespe
 
 ARBRUN_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t* rw, clockid_t clock,
                                              const timespec* abstime) {
-    if (passesThrough(rw)) return ARBRUN_REAL(pthread_rwlock_clockwrlock)(rw, clock, abstime);
+    if (passesThrough(rw))
+        return asBlockingCall(
+            [&] { return ARBRUN_REAL(pthread_rwlock_clockwrlock)(rw, clock, abstime); });
     uint64_t deadline;
     if (int err = deadlineFrom(clock, abstime, &deadline)) return err;
     return writeLock(rw, deadline);

@@ -18,6 +18,7 @@
 #include <cstddef>
 
 #include "arbrt/arbrt.h"
+#include "blocking_pass_through.h"
 #include "cancel.h"
 #include "interrupt.h"
 #include "real_libc.h"
@@ -141,7 +142,7 @@ ARBRUN_EXPORT int sem_post(sem_t* s) {
 }
 
 ARBRUN_EXPORT int sem_wait(sem_t* s) {
-    if (passesThrough(s)) return ARBRUN_REAL(sem_wait)(s);
+    if (passesThrough(s)) return asBlockingCall([&] { return ARBRUN_REAL(sem_wait)(s); });
     return wait(s, arbrt::detail::kNoDeadline);
 }
 
@@ -155,14 +156,16 @@ ARBRUN_EXPORT int sem_trywait(sem_t* s) {
 
 // The timespec is checked before the semaphore, as glibc does: EINVAL even when a unit is free.
 ARBRUN_EXPORT int sem_timedwait(sem_t* s, const timespec* abstime) {
-    if (passesThrough(s)) return ARBRUN_REAL(sem_timedwait)(s, abstime);
+    if (passesThrough(s))
+        return asBlockingCall([&] { return ARBRUN_REAL(sem_timedwait)(s, abstime); });
     uint64_t deadline;
     if (int err = deadlineFrom(CLOCK_REALTIME, abstime, &deadline)) return fail(err);
     return wait(s, deadline);
 }
 
 ARBRUN_EXPORT int sem_clockwait(sem_t* s, clockid_t clock, const timespec* abstime) {
-    if (passesThrough(s)) return ARBRUN_REAL(sem_clockwait)(s, clock, abstime);
+    if (passesThrough(s))
+        return asBlockingCall([&] { return ARBRUN_REAL(sem_clockwait)(s, clock, abstime); });
     uint64_t deadline;
     if (int err = deadlineFrom(clock, abstime, &deadline)) return fail(err);
     return wait(s, deadline);

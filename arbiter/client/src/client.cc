@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <linux/futex.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
@@ -181,6 +182,7 @@ bool CoreArbiterClient::openSession(bool reconnect, std::string* error) {
     controlFd_ = fd;
     controlStream_ = std::move(stream);
     sessionId_ = hr.sessionId;
+    if (!reconnect) firstUid_ = geteuid();
     if (reconnect) {
         for (auto& [tid, c] : carriers_) {
             if (c->core < 0) continue;
@@ -445,6 +447,7 @@ void CoreArbiterClient::sessionLost() {
 // Retries with exponential back-off until a new session is up or the client shuts down.
 void CoreArbiterClient::reconnectLoop() {
     int delay = options_.reconnectMinMs;
+    bool told = false;
     while (!stopping_.load()) {
         pollfd stop = {stopFd_, POLLIN, 0};
         if (poll(&stop, 1, delay) > 0) return;
@@ -456,8 +459,27 @@ void CoreArbiterClient::reconnectLoop() {
                 return;
             }
         }
+        if (!told) told = reportLockedOut(why);
         delay = std::min(delay * 2, options_.reconnectMaxMs);
     }
+}
+
+// A process that dropped privileges after it connected (a daemon started as root, setpriv, su)
+// may no longer open the arbiter's socket (mode 0660, owner and --socket-group only): the
+// arbiter's SO_PEERCRED check cannot follow a uid change, and the old connections died with the
+// old arbiter. Retrying goes on (the socket's group or mode may be fixed meanwhile), but the
+// process is told once, on stderr, since its cores are no longer reserved for it meanwhile.
+// Returns whether it said so (only for a refusal by permission).
+bool CoreArbiterClient::reportLockedOut(const std::string& why) const {
+    if (why.find(strerror(EACCES)) == std::string::npos &&
+        why.find(strerror(EPERM)) == std::string::npos)
+        return false;
+    dprintf(STDERR_FILENO,
+            "arbrun: cannot reconnect to the restarted core arbiter as uid %u (the process "
+            "connected as uid %u): %s; its cores are not reserved for it until it can (allow the "
+            "user with core-arbiter --socket-group)\n",
+            unsigned(geteuid()), unsigned(firstUid_), why.c_str());
+    return true;
 }
 
 }  // namespace arbclient

@@ -11,6 +11,8 @@
 // preload layer does for carrier threads.
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <functional>
@@ -81,6 +83,7 @@ class CoreArbiterClient final : public CoreProvider {
     void monitorLoop();
     void sessionLost();
     void reconnectLoop();
+    bool reportLockedOut(const std::string& why) const;
 
     const std::string socketPath_;
     const ClientOptions options_;
@@ -97,6 +100,7 @@ class CoreArbiterClient final : public CoreProvider {
     std::unique_ptr<arbproto::ServerStream> controlStream_;
     uint64_t sessionId_ = 0;
     uint64_t sessionEpoch_ = 0;  // bumped each time a session is established
+    uid_t firstUid_ = 0;         // effective uid at the first connection (set once, under mu_)
     bool haveRequest_ = false;
     std::array<uint32_t, kPriorityLevels> lastPerPriority_{};
     uint32_t lastMin_ = 0, lastMax_ = 0;
