@@ -148,7 +148,10 @@ ARBRUN_EXPORT int pthread_join(pthread_t thread, void** result) {
 ARBRUN_EXPORT int pthread_tryjoin_np(pthread_t thread, void** result) {
     const arbrt::ThreadId id = userThread(thread);
     if (!id) return ARBRUN_REAL(pthread_tryjoin_np)(thread, result);
-    return arbrt::tryJoin(id, result);
+    // glibc's tryjoin answers EBUSY for any thread whose tid is not 0, which includes a joined
+    // thread (tid -1): where a join says ESRCH, tryjoin says EBUSY.
+    const int err = arbrt::tryJoin(id, result);
+    return err == ESRCH ? EBUSY : err;
 }
 
 ARBRUN_EXPORT int pthread_timedjoin_np(pthread_t thread, void** result, const timespec* abstime) {

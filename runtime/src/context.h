@@ -36,10 +36,14 @@ enum JoinPhase : uint64_t {
     kJoining = 1,   // a joiner waits in `joiner`
     kDetached = 2,  // freed at exit
     kExited = 3,    // result ready; freed by join (or detach)
-    kFree = 4,      // in the pool; handles to it are stale
+    kFree = 4,      // in the pool; handles to it are stale (see kFreedByJoin)
     kExiting = 5,  // its joiner was woken before the final switch; kExited once it is off its stack
 };
 constexpr uint64_t kJoinMask = 7;
+// Beside kFree (outside kJoinMask): a join freed the context, not a detach. glibc marks a joined
+// thread's descriptor (tid -1), so a later join or detach through its pthread_t says ESRCH where
+// one through a detached thread's says EINVAL; the preload reaches freed contexts through the TCB.
+constexpr uint64_t kFreedByJoin = 8;
 
 // ThreadContext::cpuClock's flag: the thread is running (TSC readings never reach bit 63).
 constexpr uint64_t kRunningBit = uint64_t{1} << 63;
@@ -94,8 +98,12 @@ struct alignas(64) ThreadContext {
     ThreadFunction entry = nullptr;
     void* entryArg = nullptr;
     void* result = nullptr;
-    Waiter* joiner = nullptr;  // set before lifecycle becomes kJoining
-    CoreSet allowed;           // cores it may run on (all bits set: any)
+    // The joiner's slot: claimed by CAS (null -> its Waiter) before lifecycle becomes kJoining, so
+    // of two racing joiners only one can register; cleared by that joiner if it gives up (time-out,
+    // lifecycle changed under it), reset when the context is launched again. The exiting thread
+    // reads it after seeing kJoining (acquire), which the claim (acq_rel) happened before.
+    std::atomic<Waiter*> joiner{nullptr};
+    CoreSet allowed;  // cores it may run on (all bits set: any)
     // Class and placement (core_policy.h): the core reserved for this exclusive thread, where it
     // must stay (null: none; `allowed` is unchanged by a reservation), beside `allowed` so that
     // the checks of both touch one line. Changes under the policy's lock, by the thread itself, by
