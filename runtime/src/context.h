@@ -83,6 +83,13 @@ struct alignas(64) ThreadContext {
     // core's loss changes it from exclusive to exclusive-waiting only, so whether it is normal
     // changes only on the thread itself, which reads it without the lock.
     uint8_t placedClass = 0;
+    // Real-time priority (1-99: SCHED_FIFO/RR's; 0: none), which orders its core's run queue
+    // (core.h). Written by any thread (setThreadPriority; relaxed, a lone byte), read when the
+    // thread is queued; a change takes effect the next time the thread becomes runnable.
+    std::atomic<uint8_t> rtPriority{0};
+    // The priority it was queued with in its core's real-time list: written under that core's
+    // queue lock, read there and racily by the monitor (sliceFor).
+    std::atomic<uint8_t> queuedPriority{0};
     // CPU-time clock, in TSC ticks: while the thread runs, kRunningBit | (the TSC reading at which
     // it would have had zero CPU time); otherwise its accumulated running time. Written only by
     // completeSwitch() on the carrier switching the thread in or out; read by any thread
@@ -133,7 +140,8 @@ struct alignas(64) ThreadContext {
 
     uint32_t generation() const { return generationOf(lifecycle.load(std::memory_order_acquire)); }
 };
-static_assert(offsetof(ThreadContext, placedClass) < 64, "the class bytes are switch-hot");
+static_assert(offsetof(ThreadContext, queuedPriority) < 64,
+              "the class and priority bytes are switch-hot");
 static_assert(sizeof(ThreadContext) == 512, "contexts are 512 bytes (8 lines): keep it so");
 
 // The ThreadContext of the calling user thread, or null on any other kernel thread: one load

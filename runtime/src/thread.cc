@@ -45,11 +45,13 @@ bool reservedCoreAllows(const ThreadContext* t, const Core* core) {
                                                     std::memory_order_acq_rel)) {
             const WakeToken token = claimWake(joiner);
             // A parked joiner allowed here runs next, directly: no run-queue round trip (not a
-            // batch joiner: normal threads may be waiting here).
+            // batch joiner: normal threads may be waiting here; not while real-time threads
+            // wait, which go first).
             Core* here = self->carrier->core;
             if (token.thread && token.thread->allowed.test(here->id) &&
-                token.thread->queueClass == kNormalQueue && acceptsThread(here, token.thread) &&
-                reservedCoreAllows(token.thread, here) &&
+                token.thread->queueClass == kNormalQueue &&
+                !here->rtHead.load(std::memory_order_relaxed) &&
+                acceptsThread(here, token.thread) && reservedCoreAllows(token.thread, here) &&
                 !here->releaseRequested.load(std::memory_order_relaxed) &&
                 claimParked(token.thread, token.generation)) {
                 token.thread->core = here;
@@ -201,7 +203,8 @@ ThreadContext* allocateThread(const ThreadAttributes& attributes, int* err) {
     const CoreSet allowed =
         attributes.allowed.none() ? allCores() : attributes.allowed & allCores();
     if (attributes.core < -1 || attributes.core >= gRuntime->numCores || allowed.none() ||
-        uint8_t(attributes.threadClass) > uint8_t(ThreadClass::batch)) {
+        uint8_t(attributes.threadClass) > uint8_t(ThreadClass::batch) || attributes.priority < 0 ||
+        attributes.priority > kMaxPriority) {
         e = EINVAL;
         return nullptr;
     }
@@ -225,6 +228,7 @@ ThreadContext* allocateThread(const ThreadAttributes& attributes, int* err) {
     t->reservedCore = nullptr;
     t->queueClass = kNormalQueue;
     t->placedClass = kPlacedNormal;
+    t->rtPriority.store(uint8_t(attributes.priority), std::memory_order_relaxed);
     t->wantedClass.store(uint8_t(ThreadClass::normal), std::memory_order_relaxed);
     t->replace.store(0, std::memory_order_relaxed);
     t->closureTop = t->stack.top();
@@ -402,6 +406,29 @@ bool threadStack(ThreadId thread, StackBounds* out) {
     if (!t || t->generation() != thread.generation) return false;
     *out = StackBounds{t->stack.low, t->stack.size, t->stack.guard};
     return true;
+}
+
+namespace {
+// Whether the handle names a thread that has not exited yet (glibc's descriptor still has a tid).
+bool isLive(ThreadId thread) {
+    if (!thread.context) return false;
+    const uint64_t s = thread.context->lifecycle.load(std::memory_order_acquire);
+    const uint64_t phase = s & kJoinMask;
+    return generationOf(s) == thread.generation &&
+           (phase == kJoinable || phase == kJoining || phase == kDetached);
+}
+}  // namespace
+
+int setThreadPriority(ThreadId thread, int priority) {
+    if (priority < 0 || priority > kMaxPriority) return EINVAL;
+    if (!isLive(thread)) return ESRCH;
+    thread.context->rtPriority.store(uint8_t(priority), std::memory_order_relaxed);
+    return 0;
+}
+
+int threadPriority(ThreadId thread) {
+    if (!isLive(thread)) return -1;
+    return thread.context->rtPriority.load(std::memory_order_relaxed);
 }
 
 bool isDetached(ThreadId thread) {
