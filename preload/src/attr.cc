@@ -13,6 +13,7 @@
 #include "arbrt/arbrt.h"
 #include "identity.h"
 #include "real_libc.h"
+#include "schedule.h"
 #include "shim.h"
 
 namespace arbrun {
@@ -31,7 +32,8 @@ struct GlibcAttr {
     void* unused;
 };
 static_assert(sizeof(GlibcAttr) == sizeof(pthread_attr_t), "glibc 2.36 x86-64 pthread_attr_t");
-constexpr int kFlagDetached = 0x1, kFlagStackAddr = 0x8;
+constexpr int kFlagDetached = 0x1, kFlagNotInheritSched = 0x2, kFlagStackAddr = 0x8;
+constexpr int kFlagSchedSet = 0x20, kFlagPolicySet = 0x40;
 
 // The defaults a program set with pthread_setattr_default_np, for threads created without
 // attributes (0: none set, the runtime's default stack and one guard page). Written by that call,
@@ -63,6 +65,32 @@ int readAttributes(const pthread_attr_t* attr, arbrt::ThreadAttributes* out) {
     return 0;
 }
 
+void readScheduleRequest(const pthread_attr_t* attr, ScheduleRequest* out) {
+    *out = ScheduleRequest{};
+    if (!attr) return;
+    GlibcAttr a;
+    std::memcpy(&a, attr, sizeof a);
+    out->explicitSched = a.flags & kFlagNotInheritSched;
+    out->policySet = a.flags & kFlagPolicySet;
+    out->paramSet = a.flags & kFlagSchedSet;
+    out->policy = a.schedPolicy;
+    out->priority = a.schedPriority;
+}
+
+namespace {
+// Writes a thread's scheduling into an attribute object as glibc's pthread_getattr_np copies it
+// from the descriptor: raw fields, since the setters refuse SCHED_BATCH, SCHED_IDLE and
+// SCHED_RESET_ON_FORK, which a thread may have.
+void writeSchedule(pthread_attr_t* attr, const ScheduleSettings& s) {
+    GlibcAttr a;
+    std::memcpy(&a, attr, sizeof a);
+    a.schedPolicy = s.policy;
+    a.schedPriority = s.priority;
+    a.flags |= kFlagSchedSet | kFlagPolicySet | (s.explicitSched ? kFlagNotInheritSched : 0);
+    std::memcpy(attr, &a, sizeof a);
+}
+}  // namespace
+
 }  // namespace arbrun
 
 using namespace arbrun;
@@ -79,6 +107,8 @@ ARBRUN_EXPORT int pthread_getattr_np(pthread_t thread, pthread_attr_t* attr) {
                           stack.size - stack.guard);
     pthread_attr_setguardsize(attr, stack.guard);
     if (arbrt::isDetached(id)) pthread_attr_setdetachstate(attr, PTHREAD_CREATE_DETACHED);
+    ScheduleSettings schedule;
+    if (scheduleOf(id, &schedule)) writeSchedule(attr, schedule);
     cpu_set_t mask;
     affinityOf(id, &mask);
     if (int err = pthread_attr_setaffinity_np(attr, sizeof mask, &mask)) {

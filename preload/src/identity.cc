@@ -146,33 +146,6 @@ void storeName(IdentityState* s, const char* name, size_t len) {
     unlockIdentity(s);
 }
 
-// Validates a policy and priority as sched_setscheduler would: EINVAL for an unknown policy or a
-// priority outside its range, EPERM for a real-time policy without root (an approximation of
-// CAP_SYS_NICE/RLIMIT_RTPRIO).
-int checkSchedule(int policy, int priority) {
-    switch (policy) {
-        case SCHED_OTHER:
-        case SCHED_BATCH:
-        case SCHED_IDLE:
-            return priority == 0 ? 0 : EINVAL;
-        case SCHED_FIFO:
-        case SCHED_RR:
-            if (priority < 1 || priority > 99) return EINVAL;
-            return geteuid() == 0 ? 0 : EPERM;
-        default:
-            return EINVAL;
-    }
-}
-
-int setSchedule(IdentityState* s, int policy, int priority) {
-    if (int err = checkSchedule(policy, priority)) return err;
-    lockIdentity(s);
-    s->policy = policy;
-    s->priority = priority;
-    unlockIdentity(s);
-    return 0;
-}
-
 // pid names the calling user thread: 0, or its own glibc thread id.
 bool isSelf(pid_t pid) {
     return onUserThread() && (pid == 0 || pid == selfId());
@@ -226,11 +199,9 @@ void initIdentity(arbrt::ThreadId created, cpu_set_t* mask) {
     s->affinity.store(mask, std::memory_order_relaxed);
     IdentityState* creator = identityOf(arbrt::self());
     if (!creator) return;
-    // Racy reads: a creator renamed or rescheduled by another thread while it creates may hand
-    // down either value, as with a native clone.
-    s->policy = creator->policy;
-    s->priority = creator->priority;
-    // Most creators have no name of their own: then there is nothing to copy.
+    // A racy read: a creator renamed by another thread while it creates may hand down either
+    // name, as with a native clone. Most creators have no name of their own: then there is nothing
+    // to copy.
     if (!creator->nameSet.load(std::memory_order_relaxed)) return;
     lockIdentity(creator);
     std::memcpy(s->name, creator->name, kCommLen);
@@ -328,31 +299,4 @@ ARBRUN_EXPORT int sched_getaffinity(pid_t pid, size_t size, cpu_set_t* set) {
         return -1;
     }
     return 0;
-}
-
-ARBRUN_EXPORT int pthread_getschedparam(pthread_t thread, int* policy, sched_param* param) {
-    const arbrt::ThreadId id = userThread(thread);
-    if (!id) return ARBRUN_REAL(pthread_getschedparam)(thread, policy, param);
-    IdentityState* s = identityOf(id);
-    lockIdentity(s);
-    *policy = s->policy;
-    param->sched_priority = s->priority;
-    unlockIdentity(s);
-    return 0;
-}
-
-ARBRUN_EXPORT int pthread_setschedparam(pthread_t thread, int policy, const sched_param* param) {
-    const arbrt::ThreadId id = userThread(thread);
-    if (!id) return ARBRUN_REAL(pthread_setschedparam)(thread, policy, param);
-    return setSchedule(identityOf(id), policy, param->sched_priority);
-}
-
-ARBRUN_EXPORT int pthread_setschedprio(pthread_t thread, int priority) {
-    const arbrt::ThreadId id = userThread(thread);
-    if (!id) return ARBRUN_REAL(pthread_setschedprio)(thread, priority);
-    IdentityState* s = identityOf(id);
-    lockIdentity(s);
-    const int policy = s->policy;
-    unlockIdentity(s);
-    return setSchedule(s, policy, priority);
 }

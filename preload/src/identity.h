@@ -10,9 +10,7 @@
 // - Masks are recorded, never applied: the runtime places threads on its cores. A mask is valid
 //   when it has a CPU of the process's mask at start-up (EINVAL otherwise, as the kernel says for
 //   a mask with no usable CPU); what is recorded and read back is that intersection.
-// - pthread_setschedparam/setschedprio/getschedparam record a policy and priority per user thread
-//   (validated as the kernel does; real-time policies need root) and never apply them: the runtime
-//   schedules user threads. New threads inherit their creator's.
+// - Scheduling policies and priorities are kept per user thread too: schedule.h.
 // - sched_setaffinity/sched_getaffinity act on the calling user thread for pid 0 and for its own
 //   glibc thread id; any other pid goes to the kernel.
 #pragma once

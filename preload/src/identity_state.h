@@ -21,10 +21,6 @@ struct IdentityState {
     std::atomic<bool> nameSet;
     char name[16];                     // NUL-terminated, at most 15 characters (TASK_COMM_LEN)
     std::atomic<cpu_set_t*> affinity;  // null: the process's mask; same rules as nameSet
-    // Scheduling policy and priority as set with pthread_setschedparam (recorded, not applied:
-    // the runtime schedules user threads). Zero: SCHED_OTHER, priority 0. Guarded by `lock`.
-    int32_t policy;
-    int32_t priority;
 };
 static_assert(sizeof(IdentityState) <= 64, "the identity state's share of the extension storage");
 

@@ -8,6 +8,7 @@
 #include "arbrt/thread.h"
 #include "classes.h"
 #include "identity_state.h"
+#include "schedule_state.h"
 #include "signal_state.h"
 
 namespace arbrun {
@@ -16,6 +17,7 @@ namespace arbrun {
 struct ShimThreadState {
     ThreadClassState threadClass;  // --class rules: classes.h
     IdentityState identity;        // name and affinity (identity_state.h)
+    ScheduleState schedule;        // scheduling policy and priority (schedule_state.h)
     SignalThreadState signals;     // masks, pending signals, sigaltstack (signal_state.h)
 };
 static_assert(sizeof(ShimThreadState) <= arbrt::kThreadExtensionBytes,

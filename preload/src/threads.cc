@@ -17,6 +17,7 @@
 #include "interrupt.h"
 #include "keys.h"
 #include "real_libc.h"
+#include "schedule.h"
 #include "shim.h"
 #include "signals.h"
 
@@ -80,13 +81,17 @@ namespace arbrun {
 
 namespace {
 
-// Creates a user thread, honouring the affinity mask of `attr` (null: inherits its creator's) and
-// recording its class (null: none computed) before it can run, since it may name itself at once.
-int createWith(const arbrt::ThreadAttributes& attributes, const pthread_attr_t* attr,
+// Creates a user thread, honouring the affinity mask and scheduling of `attr` (null: inherits its
+// creator's) and recording its class (null: none computed) before it can run, since it may name
+// itself at once.
+int createWith(arbrt::ThreadAttributes attributes, const pthread_attr_t* attr,
                void* (*start)(void*), void* arg, pthread_t* thread,
                const NewThreadClass* threadClass) {
+    ScheduleSettings schedule;
+    int err = newThreadSchedule(attr, &schedule, &attributes.priority);
+    if (err) return err;
     cpu_set_t* mask;
-    int err = newThreadMask(attr, &mask);
+    err = newThreadMask(attr, &mask);
     if (err) return err;
     arbrt::detail::ThreadContext* context = arbrt::detail::allocateThread(attributes, &err);
     if (!context) {
@@ -95,6 +100,7 @@ int createWith(const arbrt::ThreadAttributes& attributes, const pthread_attr_t* 
     }
     const arbrt::ThreadId id = arbrt::detail::threadFromTcb(arbrt::detail::tcbOf(context));
     initIdentity(id, mask);
+    initSchedule(id, schedule);
     if (threadClass) recordThreadClass(id, *threadClass);
     void* space =
         arbrt::detail::reserveClosureSpace(context, sizeof(StartInfo), alignof(StartInfo));
@@ -148,7 +154,10 @@ ARBRUN_EXPORT int pthread_join(pthread_t thread, void** result) {
 ARBRUN_EXPORT int pthread_tryjoin_np(pthread_t thread, void** result) {
     const arbrt::ThreadId id = userThread(thread);
     if (!id) return ARBRUN_REAL(pthread_tryjoin_np)(thread, result);
-    return arbrt::tryJoin(id, result);
+    // glibc's tryjoin answers EBUSY for any thread whose tid is not 0, which includes a joined
+    // thread (tid -1): where a join says ESRCH, tryjoin says EBUSY.
+    const int err = arbrt::tryJoin(id, result);
+    return err == ESRCH ? EBUSY : err;
 }
 
 ARBRUN_EXPORT int pthread_timedjoin_np(pthread_t thread, void** result, const timespec* abstime) {

@@ -142,6 +142,22 @@ bool watchForRetake(Core* core, CoreWatch& w, uint64_t now, uint64_t stuckNs,
     return false;
 }
 
+// The time slice of the core's runner: longer for a runner whose real-time priority is above every
+// thread waiting there (kRealtimeSliceFactor), so they wait as under the kernel's real-time
+// throttling instead of sharing the core evenly. Racy reads of fields no one frees (contexts are
+// never freed), so a stale answer only delays or hastens one preemption.
+uint64_t sliceFor(const Core* core) {
+    const uint64_t sliceNs = gRuntime->options.timeSliceNs;
+    const Carrier* c = core->carrier.load(std::memory_order_relaxed);
+    const ThreadContext* runner = c ? __atomic_load_n(&c->current, __ATOMIC_RELAXED) : nullptr;
+    const uint8_t mine = runner ? runner->rtPriority.load(std::memory_order_relaxed) : 0;
+    if (mine == 0) [[likely]]
+        return sliceNs;
+    const ThreadContext* top = core->rtHead.load(std::memory_order_relaxed);
+    const uint8_t waiting = top ? top->queuedPriority.load(std::memory_order_relaxed) : 0;
+    return mine > waiting ? sliceNs * kRealtimeSliceFactor : sliceNs;
+}
+
 // Go's sysmon for a core that is running, not blocked: a runner that computes without calling the
 // runtime keeps its dispatcher from firing the core's timers and from handing out its queued
 // threads. Once it has not switched for kStuckNs while something waits there, fire its due timers
@@ -181,7 +197,7 @@ void watchRunningCore(Core* core, CoreWatch& w, uint64_t* nextDeadlineNs) {
         // First an idle core may take the waiting threads; if they still wait a time slice after
         // the runner's last switch, interrupt the runner.
         wakeIdleCoreForBalance(core);
-        const uint64_t sliceNs = gRuntime->options.timeSliceNs;
+        const uint64_t sliceNs = sliceFor(core);
         if (stuckNs >= sliceNs && !w.asleepInKernel) {  // a signal would only interrupt the call
             requestPreemption(core, switches);
             w.sinceTsc = now;  // ask again a slice later if it was not at a safe point

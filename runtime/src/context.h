@@ -36,10 +36,14 @@ enum JoinPhase : uint64_t {
     kJoining = 1,   // a joiner waits in `joiner`
     kDetached = 2,  // freed at exit
     kExited = 3,    // result ready; freed by join (or detach)
-    kFree = 4,      // in the pool; handles to it are stale
+    kFree = 4,      // in the pool; handles to it are stale (see kFreedByJoin)
     kExiting = 5,  // its joiner was woken before the final switch; kExited once it is off its stack
 };
 constexpr uint64_t kJoinMask = 7;
+// Beside kFree (outside kJoinMask): a join freed the context, not a detach. glibc marks a joined
+// thread's descriptor (tid -1), so a later join or detach through its pthread_t says ESRCH where
+// one through a detached thread's says EINVAL; the preload reaches freed contexts through the TCB.
+constexpr uint64_t kFreedByJoin = 8;
 
 // ThreadContext::cpuClock's flag: the thread is running (TSC readings never reach bit 63).
 constexpr uint64_t kRunningBit = uint64_t{1} << 63;
@@ -79,6 +83,13 @@ struct alignas(64) ThreadContext {
     // core's loss changes it from exclusive to exclusive-waiting only, so whether it is normal
     // changes only on the thread itself, which reads it without the lock.
     uint8_t placedClass = 0;
+    // Real-time priority (1-99: SCHED_FIFO/RR's; 0: none), which orders its core's run queue
+    // (core.h). Written by any thread (setThreadPriority; relaxed, a lone byte), read when the
+    // thread is queued; a change takes effect the next time the thread becomes runnable.
+    std::atomic<uint8_t> rtPriority{0};
+    // The priority it was queued with in its core's real-time list: written under that core's
+    // queue lock, read there and racily by the monitor (sliceFor).
+    std::atomic<uint8_t> queuedPriority{0};
     // CPU-time clock, in TSC ticks: while the thread runs, kRunningBit | (the TSC reading at which
     // it would have had zero CPU time); otherwise its accumulated running time. Written only by
     // completeSwitch() on the carrier switching the thread in or out; read by any thread
@@ -94,8 +105,12 @@ struct alignas(64) ThreadContext {
     ThreadFunction entry = nullptr;
     void* entryArg = nullptr;
     void* result = nullptr;
-    Waiter* joiner = nullptr;  // set before lifecycle becomes kJoining
-    CoreSet allowed;           // cores it may run on (all bits set: any)
+    // The joiner's slot: claimed by CAS (null -> its Waiter) before lifecycle becomes kJoining, so
+    // of two racing joiners only one can register; cleared by that joiner if it gives up (time-out,
+    // lifecycle changed under it), reset when the context is launched again. The exiting thread
+    // reads it after seeing kJoining (acquire), which the claim (acq_rel) happened before.
+    std::atomic<Waiter*> joiner{nullptr};
+    CoreSet allowed;  // cores it may run on (all bits set: any)
     // Class and placement (core_policy.h): the core reserved for this exclusive thread, where it
     // must stay (null: none; `allowed` is unchanged by a reservation), beside `allowed` so that
     // the checks of both touch one line. Changes under the policy's lock, by the thread itself, by
@@ -125,7 +140,8 @@ struct alignas(64) ThreadContext {
 
     uint32_t generation() const { return generationOf(lifecycle.load(std::memory_order_acquire)); }
 };
-static_assert(offsetof(ThreadContext, placedClass) < 64, "the class bytes are switch-hot");
+static_assert(offsetof(ThreadContext, queuedPriority) < 64,
+              "the class and priority bytes are switch-hot");
 static_assert(sizeof(ThreadContext) == 512, "contexts are 512 bytes (8 lines): keep it so");
 
 // The ThreadContext of the calling user thread, or null on any other kernel thread: one load

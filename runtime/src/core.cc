@@ -95,7 +95,8 @@ bool allowedOn(const ThreadContext* t, const Core* core) {
 // another thread. Reads `t`'s first line and the core's queue line, both already in cache here.
 bool runNextTakes(const Core* core, const ThreadContext* t) {
     const ThreadContext* owner = core->reservedFor.load(std::memory_order_relaxed);
-    return t->queueClass == kNormalQueue && (owner == nullptr || owner == t);
+    return t->queueClass == kNormalQueue && t->rtPriority.load(std::memory_order_relaxed) == 0 &&
+           (owner == nullptr || owner == t);
 }
 
 // Appends to the tail of one FIFO (caller holds the queue lock).
@@ -119,6 +120,45 @@ ThreadContext* popFront(ThreadContext*& head, ThreadContext*& tail) {
     return t;
 }
 
+// Inserts `t` into the core's real-time list behind every thread of its priority or higher, so
+// the list stays sorted (highest first) and FIFO among equals (caller holds the queue lock). A
+// walk: real-time threads queued on one core at once are few.
+void insertRealtime(Core* core, ThreadContext* t, uint8_t priority) {
+    t->queuedPriority.store(priority, std::memory_order_relaxed);
+    ThreadContext* prev = nullptr;
+    ThreadContext* next = core->rtHead.load(std::memory_order_relaxed);
+    while (next && next->queuedPriority.load(std::memory_order_relaxed) >= priority) {
+        prev = next;
+        next = next->nextRunnable;
+    }
+    t->nextRunnable = next;
+    if (prev) {
+        prev->nextRunnable = t;
+    } else {
+        core->rtHead.store(t, std::memory_order_relaxed);
+    }
+}
+
+// Queues `t` on `core` by its class and priority (caller holds the queue lock and has checked
+// that the core takes it). The common case, a normal thread without a real-time priority, costs
+// one more load of t's first line.
+void appendLocked(Core* core, ThreadContext* t) {
+    t->core = core;
+    if (t->queueClass == kNormalQueue) [[likely]] {
+        const uint8_t priority = t->rtPriority.load(std::memory_order_relaxed);
+        if (priority != 0) [[unlikely]] {
+            insertRealtime(core, t, priority);
+        } else {
+            append(core->head, core->tail, t);
+        }
+    } else {
+        append(core->batchHead, core->batchTail, t);
+        core->batchQueued.store(core->batchQueued.load(std::memory_order_relaxed) + 1,
+                                std::memory_order_relaxed);
+    }
+    bumpQueued(core, +1);
+}
+
 // Appends under the queue lock if the core takes `t` (active, not reserved for another thread).
 // Returns false (nothing done) if it does not. A batch thread joins the batch queue.
 bool pushIfActive(Core* core, ThreadContext* t) {
@@ -128,22 +168,19 @@ bool pushIfActive(Core* core, ThreadContext* t) {
         core->queueLock.unlock();
         return false;
     }
-    t->core = core;
-    if (t->queueClass == kNormalQueue) [[likely]] {
-        append(core->head, core->tail, t);
-    } else {
-        append(core->batchHead, core->batchTail, t);
-        core->batchQueued.store(core->batchQueued.load(std::memory_order_relaxed) + 1,
-                                std::memory_order_relaxed);
-    }
-    bumpQueued(core, +1);
+    appendLocked(core, t);
     core->queueLock.unlock();
     return true;
 }
 
-// Pops the oldest normal thread, else (unless `normalOnly`) the oldest batch thread; caller holds
-// the queue lock.
+// Pops the first real-time thread, else the oldest normal thread, else (unless `normalOnly`) the
+// oldest batch thread; caller holds the queue lock.
 ThreadContext* popLocked(Core* core, bool normalOnly) {
+    if (ThreadContext* t = core->rtHead.load(std::memory_order_relaxed)) [[unlikely]] {
+        core->rtHead.store(t->nextRunnable, std::memory_order_relaxed);
+        bumpQueued(core, -1);
+        return t;
+    }
     ThreadContext* t = popFront(core->head, core->tail);
     if (!t && !normalOnly && core->batchHead) {
         t = popFront(core->batchHead, core->batchTail);
@@ -179,12 +216,22 @@ ThreadContext* takeRunNext(Core* core) {
     return nullptr;
 }
 
-// Takes the oldest thread allowed on `thief` (it has waited longest) from the victim's normal or
-// batch queue, or null; gives up at once if the victim's lock is taken.
-ThreadContext* stealFromQueue(Core* thief, Core* victim, bool batch) {
+// Which of a core's run queues a thief looks at.
+enum class StealFrom : uint8_t { realtime, normal, batch };
+
+// Takes the first thread allowed on `thief` (the highest real-time priority, or the one that has
+// waited longest) from one of the victim's queues, or null; gives up at once if the victim's lock
+// is taken.
+ThreadContext* stealFromQueue(Core* thief, Core* victim, StealFrom from) {
     if (!victim->queueLock.tryLock()) return nullptr;
-    ThreadContext*& head = batch ? victim->batchHead : victim->head;
-    ThreadContext*& tail = batch ? victim->batchTail : victim->tail;
+    ThreadContext* rtHead = victim->rtHead.load(std::memory_order_relaxed);
+    ThreadContext* rtTail = nullptr;  // unused: the real-time list has no tail
+    ThreadContext*& head = from == StealFrom::realtime ? rtHead
+                           : from == StealFrom::batch  ? victim->batchHead
+                                                       : victim->head;
+    ThreadContext*& tail = from == StealFrom::realtime ? rtTail
+                           : from == StealFrom::batch  ? victim->batchTail
+                                                       : victim->tail;
     ThreadContext* prev = nullptr;
     ThreadContext* t = head;
     while (t && !allowedOn(t, thief)) prev = t, t = t->nextRunnable;
@@ -192,10 +239,11 @@ ThreadContext* stealFromQueue(Core* thief, Core* victim, bool batch) {
         (prev ? prev->nextRunnable : head) = t->nextRunnable;
         if (tail == t) tail = prev;
         bumpQueued(victim, -1);
-        if (batch) {
+        if (from == StealFrom::batch) {
             victim->batchQueued.store(victim->batchQueued.load(std::memory_order_relaxed) - 1,
                                       std::memory_order_relaxed);
         }
+        if (from == StealFrom::realtime) victim->rtHead.store(rtHead, std::memory_order_relaxed);
     }
     victim->queueLock.unlock();
     return t;
@@ -297,6 +345,11 @@ void enqueue(ThreadContext* t, Wake how) {
 }
 
 ThreadContext* takeNext(Core* core) {
+    // A queued real-time thread goes before runNext (one load of the queue line, which the
+    // checks below read anyway).
+    if (core->rtHead.load(std::memory_order_relaxed)) [[unlikely]] {
+        if (ThreadContext* t = dequeue(core)) return t;
+    }
     if (core->runNext.load(std::memory_order_relaxed)) {
         if (normalQueued(core) == 0) {
             core->runNextStreak = 0;
@@ -311,6 +364,9 @@ ThreadContext* takeNext(Core* core) {
 
 // As takeNext(), without the batch queue (and without the streak: a yielding thread asked).
 ThreadContext* takeNextNormal(Core* core) {
+    if (core->rtHead.load(std::memory_order_relaxed)) [[unlikely]] {
+        if (ThreadContext* t = takeNextNormalFromQueue(core)) return t;  // real-time first
+    }
     if (core->runNext.load(std::memory_order_relaxed)) {
         if (ThreadContext* t = takeRunNext(core)) return t;
     }
@@ -339,15 +395,7 @@ ThreadContext* swapWithNext(Core* core, ThreadContext* self) {
     ThreadContext* next = owner && owner != self ? nullptr : popLocked(core, !batch);
     if (next) {
         self->switching.store(true, std::memory_order_relaxed);  // published by the unlock
-        self->core = core;
-        if (batch) {
-            append(core->batchHead, core->batchTail, self);
-            core->batchQueued.store(core->batchQueued.load(std::memory_order_relaxed) + 1,
-                                    std::memory_order_relaxed);
-        } else {
-            append(core->head, core->tail, self);
-        }
-        bumpQueued(core, +1);
+        appendLocked(core, self);
     }
     core->queueLock.unlock();
     return next;
@@ -366,7 +414,12 @@ ThreadContext* steal(Core* thief) {
         if (ThreadContext* t = stealRunNext(thief, victim)) return claimStolen(thief, t);
         if (victim->queued.load(std::memory_order_relaxed) == 0) continue;
         batchSeen |= victim->batchQueued.load(std::memory_order_relaxed) != 0;
-        if (ThreadContext* t = stealFromQueue(thief, victim, false)) return claimStolen(thief, t);
+        if (victim->rtHead.load(std::memory_order_relaxed)) [[unlikely]] {
+            if (ThreadContext* t = stealFromQueue(thief, victim, StealFrom::realtime))
+                return claimStolen(thief, t);
+        }
+        if (ThreadContext* t = stealFromQueue(thief, victim, StealFrom::normal))
+            return claimStolen(thief, t);
     }
     // No normal thread anywhere: a batch thread (batchQueued is only a hint, so none are missed
     // for long: an idle thief looks again within microseconds).
@@ -376,7 +429,8 @@ ThreadContext* steal(Core* thief) {
             victim->reservedFor.load(std::memory_order_relaxed)) {
             continue;
         }
-        if (ThreadContext* t = stealFromQueue(thief, victim, true)) return claimStolen(thief, t);
+        if (ThreadContext* t = stealFromQueue(thief, victim, StealFrom::batch))
+            return claimStolen(thief, t);
     }
     return nullptr;
 }
@@ -457,6 +511,12 @@ ThreadContext* takeAllRunnableLocked(Core* core) {
         list = core->batchHead;
     }
     core->head = core->tail = core->batchHead = core->batchTail = nullptr;
+    if (ThreadContext* rt = core->rtHead.exchange(nullptr, std::memory_order_relaxed)) {
+        ThreadContext* last = rt;
+        while (last->nextRunnable) last = last->nextRunnable;
+        last->nextRunnable = list;  // highest priority first: re-queued in this order
+        list = rt;
+    }
     core->queued.store(0, std::memory_order_relaxed);
     core->batchQueued.store(0, std::memory_order_relaxed);
     if (ThreadContext* next = core->runNext.exchange(nullptr, std::memory_order_seq_cst)) {

@@ -4,6 +4,7 @@
 #include <pthread.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -36,21 +37,24 @@ struct Core {
     int id = 0;
 
     // --- Run queues: FIFOs of runnable threads, normal ones (head/tail) and batch ones
-    // (batchHead/batchTail, taken only when no normal thread is runnable here). Guarded by
-    // queueLock; `queued` (both queues) and `batchQueued` may be read without it as hints
-    // (relaxed). `active` is written under queueLock and read anywhere: an inactive (released)
-    // core accepts no threads. `reservedFor` (the exclusive thread that owns the core, or null) is
-    // written under the policy's lock and queueLock and read anywhere: a reserved core accepts only
-    // its owner. One cache line in all.
+    // (batchHead/batchTail, taken only when no normal thread is runnable here), and a list of
+    // normal threads with a real-time priority (rtHead: highest queuedPriority first, FIFO among
+    // equals, taken before anything else, runNext included; never in runNext themselves).
+    // Guarded by queueLock; `queued` (all three), `batchQueued` and `rtHead` may be read without
+    // it as hints (relaxed). `active` is written under queueLock and read anywhere: an inactive
+    // (released) core accepts no threads. `reservedFor` (the exclusive thread that owns the core,
+    // or null) is written under the policy's lock and queueLock and read anywhere: a reserved core
+    // accepts only its owner. One cache line in all (checked below).
     alignas(64) SpinLock queueLock;
+    std::atomic<bool> active{false};
+    std::atomic<uint32_t> queued{0};
+    std::atomic<uint32_t> batchQueued{0};
     ThreadContext* head = nullptr;
     ThreadContext* tail = nullptr;
-    std::atomic<uint32_t> queued{0};
-    std::atomic<bool> active{false};
-    std::atomic<uint32_t> batchQueued{0};
     ThreadContext* batchHead = nullptr;
     ThreadContext* batchTail = nullptr;
     std::atomic<ThreadContext*> reservedFor{nullptr};
+    std::atomic<ThreadContext*> rtHead{nullptr};
 
     // --- Timers: a binary min-heap on wakeupNs. Guarded by timerLock; nextDeadlineTsc (the
     // earliest deadline in TSC ticks, ~0 when empty) is read lock-free by dispatchers.
@@ -120,6 +124,9 @@ struct Core {
     std::atomic<uint64_t> steals{0};
     std::atomic<uint64_t> threadsCreated{0};  // by threads running on this core
 };
+
+static_assert(offsetof(Core, timerLock) - offsetof(Core, queueLock) == 64,
+              "the run queues share one cache line");
 
 // A core's idle ticks so far, the current idle stretch included (exact at any moment, unlike
 // busyTicks, which a running thread adds only when it returns to the dispatcher). Racy reads of

@@ -58,9 +58,10 @@ void forgetOtherThread(ThreadContext* t, void* survivor) {
 // at things that no longer exist.
 void resetSurvivor(ThreadContext* self, int numCores) {
     const uint64_t s = self->lifecycle.load(std::memory_order_relaxed);
-    if ((s & kJoinMask) == kJoining) {
-        // Its joiner was another thread of the parent: joinable again.
-        self->joiner = nullptr;
+    if ((s & kJoinMask) == kJoining || (s & kJoinMask) == kJoinable) {
+        // Its joiner (registered, or just claiming the slot) was another thread of the parent:
+        // joinable again.
+        self->joiner.store(nullptr, std::memory_order_relaxed);
         self->lifecycle.store(packState(generationOf(s), kJoinable), std::memory_order_relaxed);
     }
     self->heapIndex = -1;

@@ -258,7 +258,8 @@ void finishExit(ThreadContext* t) {
                 }
                 break;
             case kJoining: {
-                Waiter* joiner = t->joiner;  // read before the CAS: the joiner may return after it
+                // Read before the CAS: the joiner may return after it.
+                Waiter* joiner = t->joiner.load(std::memory_order_relaxed);
                 if (t->lifecycle.compare_exchange_weak(s, packState(gen, kExited),
                                                        std::memory_order_acq_rel)) {
                     wake(joiner);

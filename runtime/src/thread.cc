@@ -40,16 +40,18 @@ bool reservedCoreAllows(const ThreadContext* t, const Core* core) {
     // through the dispatcher; kExiting keeps it from freeing us until we are off our stack.
     uint64_t s = self->lifecycle.load(std::memory_order_acquire);
     if ((s & kJoinMask) == kJoining) {
-        Waiter* joiner = self->joiner;
+        Waiter* joiner = self->joiner.load(std::memory_order_relaxed);  // claimed before kJoining
         if (self->lifecycle.compare_exchange_strong(s, packState(generationOf(s), kExiting),
                                                     std::memory_order_acq_rel)) {
             const WakeToken token = claimWake(joiner);
             // A parked joiner allowed here runs next, directly: no run-queue round trip (not a
-            // batch joiner: normal threads may be waiting here).
+            // batch joiner: normal threads may be waiting here; not while real-time threads
+            // wait, which go first).
             Core* here = self->carrier->core;
             if (token.thread && token.thread->allowed.test(here->id) &&
-                token.thread->queueClass == kNormalQueue && acceptsThread(here, token.thread) &&
-                reservedCoreAllows(token.thread, here) &&
+                token.thread->queueClass == kNormalQueue &&
+                !here->rtHead.load(std::memory_order_relaxed) &&
+                acceptsThread(here, token.thread) && reservedCoreAllows(token.thread, here) &&
                 !here->releaseRequested.load(std::memory_order_relaxed) &&
                 claimParked(token.thread, token.generation)) {
                 token.thread->core = here;
@@ -96,20 +98,26 @@ void countNewThread() {
         requestChanged();
 }
 
-// Claims an exited thread for its joiner (or detacher): exactly one caller wins the CAS.
-bool claimExited(ThreadContext* t, uint64_t exitedState, void** result) {
+// Claims an exited thread for its joiner (or detacher): exactly one caller wins the CAS. A joiner's
+// claim leaves kFreedByJoin in the free state (see context.h).
+bool claimExited(ThreadContext* t, uint64_t exitedState, void** result, bool byJoin) {
     uint64_t s = exitedState;
-    if (!t->lifecycle.compare_exchange_strong(s, packState(generationOf(s) + 1, kFree),
-                                              std::memory_order_acq_rel)) {
-        return false;
-    }
+    const uint64_t freed = packState(generationOf(s) + 1, kFree | (byJoin ? kFreedByJoin : 0));
+    if (!t->lifecycle.compare_exchange_strong(s, freed, std::memory_order_acq_rel)) return false;
     if (result) *result = t->result;
     releaseContext(t);
     return true;
 }
 
-// Waits as the registered joiner; returns 0 or ETIMEDOUT (after deregistering; also when
-// `interrupted`, if given, became true).
+// What a join or detach through a handle whose context is free says: only the preload reaches
+// one with its current generation (through a pthread_t's TCB), and glibc answers ESRCH for a
+// joined thread and EINVAL for a detached one that exited.
+int freedError(uint64_t s) {
+    return (s & kFreedByJoin) ? ESRCH : EINVAL;
+}
+
+// Waits as the registered joiner; returns 0 or ETIMEDOUT (after deregistering, slot included; also
+// when `interrupted`, if given, became true).
 int awaitExit(ThreadContext* t, uint32_t gen, Waiter* w, uint64_t deadlineNs,
               bool (*interrupted)()) {
     const bool woken =
@@ -118,6 +126,8 @@ int awaitExit(ThreadContext* t, uint32_t gen, Waiter* w, uint64_t deadlineNs,
     uint64_t joining = packState(gen, kJoining);
     if (t->lifecycle.compare_exchange_strong(joining, packState(gen, kJoinable),
                                              std::memory_order_acq_rel)) {
+        // Only now: until the CAS the exiting thread may still read the slot to wake us.
+        t->joiner.store(nullptr, std::memory_order_release);
         return ETIMEDOUT;
     }
     // It exited while we timed out: its wake-up is on the way and our Waiter must outlive it.
@@ -125,26 +135,40 @@ int awaitExit(ThreadContext* t, uint32_t gen, Waiter* w, uint64_t deadlineNs,
     return 0;
 }
 
+// Whether the joiner slot holds another joiner than `mine` (then this caller is a second joiner).
+bool joinedByOther(const ThreadContext* t, const Waiter* mine) {
+    const Waiter* j = t->joiner.load(std::memory_order_acquire);
+    return j != nullptr && j != mine;
+}
+
+// The joiner slot is claimed by its own CAS before the state becomes kJoining: two joiners racing
+// (from any threads) cannot both register, nor can the loser leave its Waiter where the winner's
+// should be. `w` lives across the loop, so a registered joiner recognises its own claim later.
 int joinImpl(ThreadId id, uint64_t deadlineNs, bool blocking, void** result,
              bool (*interrupted)() = nullptr) {
     ThreadContext* t = id.context;
     if (!t) return ESRCH;
     if (t == currentContext() && t->generation() == id.generation) return EDEADLK;
+    Waiter w;
+    initWaiter(&w);
     uint64_t s = t->lifecycle.load(std::memory_order_acquire);
     for (;;) {
         if (generationOf(s) != id.generation) return ESRCH;
         switch (s & kJoinMask) {
             case kExited:
-                if (claimExited(t, s, result)) return 0;
+                if (joinedByOther(t, &w)) return EINVAL;  // woken, about to claim it
+                if (claimExited(t, s, result, true)) return 0;
                 s = t->lifecycle.load(std::memory_order_acquire);
                 continue;
             case kJoinable: {
                 if (!blocking) return EBUSY;
-                Waiter w;
-                initWaiter(&w);
-                t->joiner = &w;
-                if (!t->lifecycle.compare_exchange_weak(s, packState(id.generation, kJoining),
-                                                        std::memory_order_acq_rel)) {
+                Waiter* none = nullptr;
+                if (!t->joiner.compare_exchange_strong(none, &w, std::memory_order_acq_rel)) {
+                    return EINVAL;  // another joiner holds the slot
+                }
+                if (!t->lifecycle.compare_exchange_strong(s, packState(id.generation, kJoining),
+                                                          std::memory_order_acq_rel)) {
+                    t->joiner.store(nullptr, std::memory_order_release);  // s changed: look again
                     continue;
                 }
                 if (int err = awaitExit(t, id.generation, &w, deadlineNs, interrupted)) {
@@ -154,10 +178,13 @@ int joinImpl(ThreadId id, uint64_t deadlineNs, bool blocking, void** result,
                 continue;
             }
             case kExiting:
-                // We are its joiner and it is switching off its stack on another core: nanoseconds.
+                // Switching off its stack on another core (nanoseconds): wait if we are its joiner.
+                if (joinedByOther(t, &w)) return EINVAL;
                 yield();
                 s = t->lifecycle.load(std::memory_order_acquire);
                 continue;
+            case kFree:
+                return freedError(s);
             default:
                 return EINVAL;  // detached, or another thread is joining it
         }
@@ -176,7 +203,8 @@ ThreadContext* allocateThread(const ThreadAttributes& attributes, int* err) {
     const CoreSet allowed =
         attributes.allowed.none() ? allCores() : attributes.allowed & allCores();
     if (attributes.core < -1 || attributes.core >= gRuntime->numCores || allowed.none() ||
-        uint8_t(attributes.threadClass) > uint8_t(ThreadClass::batch)) {
+        uint8_t(attributes.threadClass) > uint8_t(ThreadClass::batch) || attributes.priority < 0 ||
+        attributes.priority > kMaxPriority) {
         e = EINVAL;
         return nullptr;
     }
@@ -200,6 +228,7 @@ ThreadContext* allocateThread(const ThreadAttributes& attributes, int* err) {
     t->reservedCore = nullptr;
     t->queueClass = kNormalQueue;
     t->placedClass = kPlacedNormal;
+    t->rtPriority.store(uint8_t(attributes.priority), std::memory_order_relaxed);
     t->wantedClass.store(uint8_t(ThreadClass::normal), std::memory_order_relaxed);
     t->replace.store(0, std::memory_order_relaxed);
     t->closureTop = t->stack.top();
@@ -247,8 +276,8 @@ ThreadId launchThread(ThreadContext* t, const ThreadAttributes& attributes,
     t->entry = trampoline;
     t->entryArg = closure;
     t->result = nullptr;
-    t->joiner = nullptr;
-    t->cpuClock.store(0, std::memory_order_relaxed);  // not running yet: no CPU time
+    t->joiner.store(nullptr, std::memory_order_relaxed);  // published by lifecycle's release
+    t->cpuClock.store(0, std::memory_order_relaxed);      // not running yet: no CPU time
     auto sp = reinterpret_cast<uintptr_t>(t->closureTop) & ~uintptr_t(15);
     const size_t usable = sp - (reinterpret_cast<uintptr_t>(t->stack.low) + t->stack.guard);
     t->savedContext = make_fcontext(reinterpret_cast<void*>(sp), usable, &threadEntry);
@@ -379,6 +408,29 @@ bool threadStack(ThreadId thread, StackBounds* out) {
     return true;
 }
 
+namespace {
+// Whether the handle names a thread that has not exited yet (glibc's descriptor still has a tid).
+bool isLive(ThreadId thread) {
+    if (!thread.context) return false;
+    const uint64_t s = thread.context->lifecycle.load(std::memory_order_acquire);
+    const uint64_t phase = s & kJoinMask;
+    return generationOf(s) == thread.generation &&
+           (phase == kJoinable || phase == kJoining || phase == kDetached);
+}
+}  // namespace
+
+int setThreadPriority(ThreadId thread, int priority) {
+    if (priority < 0 || priority > kMaxPriority) return EINVAL;
+    if (!isLive(thread)) return ESRCH;
+    thread.context->rtPriority.store(uint8_t(priority), std::memory_order_relaxed);
+    return 0;
+}
+
+int threadPriority(ThreadId thread) {
+    if (!isLive(thread)) return -1;
+    return thread.context->rtPriority.load(std::memory_order_relaxed);
+}
+
 bool isDetached(ThreadId thread) {
     if (!thread.context) return false;
     const uint64_t s = thread.context->lifecycle.load(std::memory_order_acquire);
@@ -443,9 +495,12 @@ int detach(ThreadId id) {
                 }
                 continue;
             case kExited:
-                if (claimExited(t, s, nullptr)) return 0;
+                if (joinedByOther(t, nullptr)) return EINVAL;  // its joiner is about to claim it
+                if (claimExited(t, s, nullptr, false)) return 0;
                 s = t->lifecycle.load(std::memory_order_acquire);
                 continue;
+            case kFree:
+                return freedError(s);
             default:
                 return EINVAL;
         }

@@ -175,7 +175,13 @@ struct ThreadAttributes {
     // thread has been joined (or, detached, has exited). Null: the runtime maps the stack.
     void* stackAddr = nullptr;
     ThreadClass threadClass = ThreadClass::normal;
+    // Real-time priority, 1 (lowest) to kMaxPriority, as SCHED_FIFO/RR's; 0: none. See
+    // setThreadPriority().
+    int priority = 0;
 };
+
+// The highest real-time priority (SCHED_FIFO/RR's range is 1-99).
+constexpr int kMaxPriority = 99;
 
 // Entry point in C form: what pthread_create hands over.
 using ThreadFunction = void* (*)(void*);
@@ -210,6 +216,23 @@ int setThreadClass(ThreadId thread, ThreadClass threadClass);
 // The core reserved for an exclusive thread, or -1 (not exclusive, waiting for a core to reserve,
 // or a stale handle). A snapshot: the core may be lost (released) right after.
 int reservedCoreOf(ThreadId thread);
+
+// Sets a thread's real-time priority (0: none; 1-kMaxPriority). Within a core, whenever the next
+// thread to run is chosen, a runnable normal-class thread with a higher priority goes before one
+// with a lower priority, and every one with a priority before those without (FIFO among equals);
+// a runner whose priority is above every thread waiting on its core is preempted only after
+// kRealtimeSliceFactor time slices. A yield still lets the next thread of its core run, whatever
+// its priority, and batch-class threads keep their class. Across cores nothing is ordered (an idle
+// core steals the highest-priority thread first). Takes effect the next time the thread becomes
+// runnable. Returns 0, EINVAL (priority out of range) or ESRCH (stale handle, or the thread has
+// exited).
+int setThreadPriority(ThreadId thread, int priority);
+// The thread's real-time priority, or -1 for a stale handle or a thread that has exited.
+int threadPriority(ThreadId thread);
+// How many time slices a thread with a real-time priority above every thread waiting on its core
+// runs before it is preempted for them (the kernel's real-time throttling leaves other threads 5%
+// of a CPU; this leaves them one slice in 21).
+constexpr int kRealtimeSliceFactor = 20;
 
 // Waits for the thread to exit and frees it. Returns 0, ESRCH (stale or null handle), EINVAL
 // (detached or already being joined) or EDEADLK (joining itself). Callable from any kernel thread.

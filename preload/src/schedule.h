@@ -1,0 +1,39 @@
+// Scheduling policies and priorities per user thread (schedule_state.h keeps them).
+//
+// pthread_setschedparam, pthread_setschedprio, pthread_getschedparam, pthread_getattr_np,
+// pthread_create with PTHREAD_EXPLICIT_SCHED, and sched_setscheduler/sched_getscheduler/
+// sched_setparam/sched_getparam on the calling thread (pid 0 or its own id) act on the user
+// thread's record and never on a carrier. Changes are validated as the kernel validates
+// sched_setscheduler(2): EINVAL for an unknown policy (SCHED_DEADLINE included: it needs
+// sched_setattr) or a priority outside its range; EPERM without CAP_SYS_NICE for a real-time
+// policy or priority RLIMIT_RTPRIO does not allow, for leaving SCHED_IDLE where RLIMIT_NICE does
+// not allow it, and for dropping SCHED_RESET_ON_FORK; ESRCH for a thread that has exited. A
+// SCHED_FIFO/RR priority becomes the thread's real-time priority in the runtime, which orders its
+// core's run queue (arbrt::setThreadPriority); SCHED_OTHER, BATCH and IDLE threads have none.
+// What glibc reports is reported: a new thread inherits its creator's settings unless its
+// attributes say PTHREAD_EXPLICIT_SCHED and set a policy or a priority (the one not set is the
+// creator's); the main thread starts with the process's own.
+#pragma once
+
+#include <pthread.h>
+
+#include "arbrt/thread.h"
+
+namespace arbrun {
+
+struct ScheduleSettings {
+    int policy = SCHED_OTHER;  // as the program passed it, SCHED_RESET_ON_FORK included
+    int priority = 0;
+    bool explicitSched = false;  // created with PTHREAD_EXPLICIT_SCHED (pthread_getattr_np)
+};
+
+// Before a thread is created by the calling thread: its settings from `attr` (null: inherited) and
+// its runtime priority in `runtimePriority`. Returns 0, or EINVAL/EPERM where glibc's
+// pthread_create fails (the kernel refused the settings for the new thread).
+int newThreadSchedule(const pthread_attr_t* attr, ScheduleSettings* out, int* runtimePriority);
+// On the creating thread, before `created` can run: records its settings.
+void initSchedule(arbrt::ThreadId created, const ScheduleSettings& settings);
+// The settings of a live user thread (for pthread_getattr_np); false when it has exited.
+bool scheduleOf(arbrt::ThreadId thread, ScheduleSettings* out);
+
+}  // namespace arbrun
