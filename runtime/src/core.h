@@ -81,6 +81,9 @@ struct Core {
     // Preemption (preempt.cc): the monitor's request, contextSwitches + 1 when it asked (0: none);
     // consumed (exchanged) by the handler on the carrier running the core.
     std::atomic<uint64_t> preemptRequest{0};
+    // TSC of the last preemption signal sent while no earlier request was pending (preempt.cc;
+    // written by the monitor and the release watcher, relaxed: it only rate-limits re-sends).
+    std::atomic<uint64_t> preemptSignalTsc{0};
     // Retake (retake.h): the system call the runner's carrier sleeps in, as the monitor read it,
     // and the address after its `syscall` instruction; written by the monitor before it sends a
     // retake request (preemptRequest with kRetakeRequest; release), read by the handler after

@@ -62,6 +62,9 @@ struct UnsafeRange {
     std::atomic<uintptr_t> begin{0}, end{0};
 };
 constexpr int kMaxUnsafeRanges = 64;
+// While an earlier preemption request is still unhandled, a new signal is sent at most this often
+// (requestPreemption): bounds the real-time signals that queue up on a descheduled carrier.
+constexpr uint64_t kResendNs = 20'000'000;
 UnsafeRange gUnsafe[kMaxUnsafeRanges];
 std::atomic<int> gUnsafeCount{0};
 std::atomic<uint64_t> gPreemptions{0};
@@ -194,7 +197,21 @@ void requestPreemption(Core* core, uint64_t switches, uint64_t flags) {
     if (!c || !c->nativeTcb) return;
     const int tid = GlibcTcb::userThreadId(c->nativeTcb);  // a kernel thread's: its tid
     // +1: zero means "no request". Release: pairs with the handler's exchange.
-    core->preemptRequest.store((switches + 1) | flags, std::memory_order_release);
+    const uint64_t pending =
+        core->preemptRequest.exchange((switches + 1) | flags, std::memory_order_acq_rel);
+    // A request still pending means its signal has not been handled yet: the carrier is not
+    // running (a loaded host deschedules it) or is busy in a handler. The preemption signal is a
+    // real-time signal, so every tgkill queues one more, and the handler runs with SA_NODEFER:
+    // a carrier that came back after 100 ms with one signal queued per look took them nested,
+    // each frame on top of the last, and overflowed its stack. The pending signal's handler will
+    // read the request just stored; another is sent only if that one seems lost (the carrier
+    // that got it was moved off the core before handling it), at most every kResendNs.
+    const uint64_t now = rdtsc();
+    if (pending != 0 &&
+        now - core->preemptSignalTsc.load(std::memory_order_relaxed) < ticksForNs(kResendNs)) {
+        return;
+    }
+    core->preemptSignalTsc.store(now, std::memory_order_relaxed);
     // Raw: under the preload library, libc's syscall() is interposed.
     rawSyscall(SYS_tgkill, rawSyscall(SYS_getpid), tid, rt.options.preemptSignal);
 }
