@@ -29,8 +29,8 @@ run_tests() {
     sleep "$PHASE_LIMIT"
     echo "WATCHDOG: the $1 tests still run after ${PHASE_LIMIT}s; every task:"
     for d in /proc/[0-9]*/task/[0-9]*; do
-      echo "$d $(cat $d/comm) $(cut -d' ' -f3 $d/stat) wchan=$(cat $d/wchan) $(cat $d/cpuset)"
-      sed 's/^/    /' $d/stack 2>/dev/null | head -8
+      echo "$d $(cat "$d/comm") $(cut -d' ' -f3 "$d/stat") wchan=$(cat "$d/wchan") $(cat "$d/cpuset")"
+      sed 's/^/    /' "$d/stack" 2>/dev/null | head -8
     done
     kill -KILL $t
   ) &

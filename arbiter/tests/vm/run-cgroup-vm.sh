@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # The arbiter's cgroup tests (arbiter_cgroup_tests) against a real kernel's cgroup v2, then v1, in a
-# throwaway KVM guest: Debian's kernel (linux-image-amd64, fetched with apt-get download into a
-# cache, never installed), 4 vCPUs, a busybox init (guest-init.sh), and the build tree's binaries
+# throwaway qemu guest (KVM where possible): Debian's kernel (linux-image-amd64) and busybox
+# (busybox-static, unless a static busybox is installed), both fetched with apt-get download into a
+# cache and never installed; 4 vCPUs; a busybox init (guest-init.sh); the build tree's binaries
 # with their shared libraries packed into an initramfs at their build-tree paths. This machine
 # binds cpuset to cgroup v1, so the v2 backend meets a real kernel only here.
 #
-# Usage: run-cgroup-vm.sh BUILD_DIR      (root not needed; /dev/kvm must be usable)
-# Exit: 0 passed, 1 failed or timed out, 77 skipped with the reason (no /dev/kvm, no qemu, no
-# kernel package); ARBRUN_VM_REQUIRE=1 turns a skip into a failure.
-# Environment: ARBRUN_VM_CACHE (kernel cache, default ~/.cache/arbrun-vm), ARBRUN_VM_TIMEOUT
-# (seconds the guest may run, default 360), ARBRUN_VM_KERNEL (a bzImage to boot instead),
-# ARBRUN_VM_KEEP_LOG (copy the console log there), ARBRUN_VM_FILTER (a gtest filter on the
-# test names, e.g. '*Arbrun*'; each phase runs the tests of its cgroup version, the others skip), ARBRUN_VM_ACCEL (auto, kvm or tcg).
+# Usage: run-cgroup-vm.sh BUILD_DIR
+# Exit: 0 passed, 1 failed or timed out, 77 skipped with the reason (no qemu, packages not
+# downloadable, KVM asked for but unusable); ARBRUN_VM_REQUIRE=1 turns a skip into a failure.
+# Environment: ARBRUN_VM_ACCEL (auto, kvm or tcg), ARBRUN_VM_CACHE (kernel cache, default
+# ~/.cache/arbrun-vm), ARBRUN_VM_TIMEOUT (seconds the guest may run, default 360),
+# ARBRUN_VM_KERNEL (a bzImage to boot instead), ARBRUN_VM_FILTER (a gtest filter, e.g. '*Arbrun*';
+# each phase runs the tests of its cgroup version, the others skip), ARBRUN_VM_KEEP_LOG (copy the
+# console log there).
 # Leaves no VM, temporary directory or image behind on success, failure, timeout or a signal (the
 # guest dies with this script: parent-death signals; a directory a SIGKILL left is removed by the
 # next run). Only the cached kernel stays.
@@ -35,8 +37,6 @@ fail() { echo "FAIL: cgroup VM test: $*" >&2; exit 1; }
 
 qemu=$(command -v qemu-system-x86_64) ||
   skip "qemu-system-x86_64 is missing (scripts/setup.sh installs qemu-system-x86)"
-busybox=$(command -v busybox) || skip "busybox is missing (scripts/setup.sh installs busybox-static)"
-ldd "$busybox" >/dev/null 2>&1 && skip "$busybox is not static (install busybox-static)"
 # KVM where the CPU has hardware virtualisation (vmx/svm; nested inside a VM too). A /dev/kvm
 # without it (PVM, a paravirtual hypervisor: kvm_pvm) runs only guests built for it and hangs a
 # stock kernel in its real-mode setup, so there, and without /dev/kvm, qemu emulates (TCG: slower).
@@ -45,11 +45,14 @@ if [[ $accel == auto ]]; then
   accel=tcg
   if [[ -r /dev/kvm && -w /dev/kvm ]] && grep -qw -e vmx -e svm /proc/cpuinfo; then accel=kvm; fi
 fi
+# shellcheck disable=SC2054 # commas inside qemu arguments
 case $accel in
   kvm) accel_args=(-accel kvm -cpu host,-arch-capabilities) ;;
   tcg) accel_args=(-accel tcg,thread=multi -cpu max) ;;
   *) fail "ARBRUN_VM_ACCEL must be auto, kvm or tcg (is $accel)" ;;
 esac
+[[ $accel == tcg || (-r /dev/kvm && -w /dev/kvm) ]] ||
+  skip "KVM asked for, but /dev/kvm is missing or not usable by $(id -un)"
 for f in bin/arbiter_cgroup_tests bin/arbiter_spin_threads bin/core-arbiter bin/arbctl bin/arbrun lib/libarbrun.so; do
   [[ -e $build/$f ]] || fail "$build/$f is not built"
 done
@@ -64,8 +67,22 @@ echo $$ >"$work/owner"
 vm_pid="" tail_pid=""
 cleanup() {
   local rc=$?
-  [[ -n $vm_pid ]] && kill -KILL "$vm_pid" 2>/dev/null && wait "$vm_pid" 2>/dev/null
-  [[ -n $tail_pid ]] && kill "$tail_pid" 2>/dev/null && wait "$tail_pid" 2>/dev/null
+  set +e  # a killed child's status must not end the cleanup
+  if [[ -n $vm_pid ]]; then
+    # `timeout` passes SIGTERM to qemu and reaps it; if that takes over 5 s, SIGKILL (qemu then
+    # gets SIGKILL as its parent-death signal).
+    kill -TERM "$vm_pid" 2>/dev/null
+    for _ in {1..50}; do
+      kill -0 "$vm_pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -KILL "$vm_pid" 2>/dev/null
+    wait "$vm_pid" 2>/dev/null
+  fi
+  if [[ -n $tail_pid ]]; then
+    kill "$tail_pid" 2>/dev/null
+    wait "$tail_pid" 2>/dev/null
+  fi
   rm -rf "$work"
   exit $rc
 }
@@ -73,37 +90,54 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# The kernel: the package linux-image-amd64 depends on, unpacked once into the cache.
+# Extracts the files matching PATTERN from a Debian package (apt-get download; never installed)
+# into OUT, atomically.
+deb_extract() {  # deb_extract PACKAGE PATTERN OUT
+  local dl=$work/deb
+  rm -rf "$dl"
+  mkdir -p "$dl" "$(dirname "$3")"
+  chmod 755 "$work" "$dl"  # apt's download sandbox user must write there
+  echo "fetching $1 (apt-get download, not installed)" >&2
+  (cd "$dl" && apt-get download -q -o APT::Sandbox::User="$(id -un)" "$1" >&2) || return 1
+  dpkg-deb --fsys-tarfile "$dl"/*.deb | tar -xO --wildcards "$2" >"$dl/out" || return 1
+  [[ -s $dl/out ]] || return 1
+  mv "$dl/out" "$3"
+  rm -rf "$dl"
+}
+
+# The kernel: the package linux-image-amd64 depends on, unpacked once into the cache. One fetched
+# in the last week is used without asking apt (slow on a busy machine); without a package index,
+# any cached one.
 kernel_image() {
+  local pkg
   if [[ -n ${ARBRUN_VM_KERNEL:-} ]]; then
     echo "$ARBRUN_VM_KERNEL"
     return
   fi
-  local pkg
-  # A kernel fetched in the last week is used without asking apt (slow on a busy machine).
   pkg=$(find "$cache" -maxdepth 1 -name 'vmlinuz-*' -mtime -7 2>/dev/null | sort | tail -1)
   [[ -n $pkg ]] && { echo "$pkg"; return; }
   pkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-/{print $2; exit}')
-  if [[ -z $pkg ]]; then  # no package index: any kernel cached earlier will do
-    pkg=$(cd "$cache" 2>/dev/null && ls -t vmlinuz-* 2>/dev/null | head -1) || true
-    [[ -n $pkg ]] && { echo "$cache/$pkg"; return; }
+  if [[ -z $pkg ]]; then
+    pkg=$(find "$cache" -maxdepth 1 -name 'vmlinuz-*' 2>/dev/null | sort | tail -1)
+    [[ -n $pkg ]] && { echo "$pkg"; return; }
     return 1
   fi
-  if [[ ! -s $cache/vmlinuz-$pkg ]]; then
-    mkdir -p "$cache" "$work/deb"
-    chmod 755 "$work" "$work/deb"
-    echo "fetching $pkg (apt-get download, not installed)" >&2
-    (cd "$work/deb" && apt-get download -q -o APT::Sandbox::User=root "$pkg" >&2) || return 1
-    dpkg-deb --fsys-tarfile "$work"/deb/*.deb |
-      tar -xO --wildcards './boot/vmlinuz-*' >"$work/vmlinuz" || return 1
-    [[ -s $work/vmlinuz ]] || return 1
-    mv "$work/vmlinuz" "$cache/vmlinuz-$pkg"
-    rm -rf "$work/deb"
-  fi
+  [[ -s $cache/vmlinuz-$pkg ]] || deb_extract "$pkg" './boot/vmlinuz-*' "$cache/vmlinuz-$pkg" ||
+    return 1
   echo "$cache/vmlinuz-$pkg"
+}
+
+# A static busybox: the installed one if static (busybox-static), else busybox-static's, cached.
+static_busybox() {
+  local b
+  b=$(command -v busybox) && ! ldd "$b" >/dev/null 2>&1 && { echo "$b"; return; }
+  b=$cache/busybox-static
+  [[ -x $b ]] || { deb_extract busybox-static './bin/busybox' "$b" && chmod 755 "$b"; } || return 1
+  echo "$b"
 }
 t0=$SECONDS
 kernel=$(kernel_image) || skip "cannot fetch Debian's linux-image-amd64 (apt-get download failed)"
+busybox=$(static_busybox) || skip "no static busybox (apt-get download busybox-static failed)"
 t_kernel=$((SECONDS - t0))
 
 # The initramfs: merged-/usr layout, busybox applets, the build tree's binaries at their own paths,
@@ -154,7 +188,7 @@ setpriv --pdeathsig KILL -- timeout -s KILL "$timeout_s" \
   -append "console=ttyS0 quiet loglevel=4 panic=-1 rdinit=/init" \
   </dev/null >"$work/console.log" 2>&1 &
 vm_pid=$!
-tail -n +1 -f --pid=$vm_pid "$work/console.log" &
+setpriv --pdeathsig KILL -- tail -n +1 -f --pid=$vm_pid "$work/console.log" &
 tail_pid=$!
 vm_rc=0
 wait $vm_pid || vm_rc=$?
