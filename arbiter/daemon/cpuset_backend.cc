@@ -227,11 +227,16 @@ class CpusetBackend final : public Backend {
              trim(state).c_str());
         if (!write(file, "member", error)) return false;
         // "\n": a zero-length write never reaches the kernel's handler.
-        int e = sys_.writeFile(cfg_.root + "/cpuset.cpus", "\n");
-        if (e != ENOSPC) return e == 0 || write(cfg_.root + "/cpuset.cpus", "\n", error);
+        std::string cpusFile = cfg_.root + "/cpuset.cpus";
+        int e = sys_.writeFile(cpusFile, "\n");
+        if (e == 0) return true;
+        if (e != ENOSPC) {
+            if (error) *error = sysError("write", cpusFile, e) + " (value empty)";
+            return false;
+        }
         std::string parentCpus;
         return read(parentOf(cfg_.root) + "/cpuset.cpus.effective", &parentCpus, error) &&
-               write(cfg_.root + "/cpuset.cpus", parentCpus, error);
+               write(cpusFile, parentCpus, error);
     }
 
     // Creates (or repairs) one set. v2 sets are threaded so single threads can be moved.

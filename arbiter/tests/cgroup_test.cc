@@ -29,11 +29,13 @@ using CpuSet = std::set<int>;
 
 enum class Version { kV1, kV2 };
 
+// cgroup files end with a newline.
 std::string trimmed(std::string s) {
     while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
     return s;
 }
 
+// The ids in a tasks / cgroup.threads / cgroup.procs file.
 std::vector<pid_t> ids(const std::string& file) {
     std::istringstream in(arbtest::readText(file));
     std::vector<pid_t> out;
@@ -42,11 +44,13 @@ std::vector<pid_t> ids(const std::string& file) {
     return out;
 }
 
+// Whether such a file lists `tid`.
 bool contains(const std::string& file, pid_t tid) {
     auto all = ids(file);
     return std::find(all.begin(), all.end(), tid) != all.end();
 }
 
+// "0-2,5" <-> {0,1,2,5}, in the kernel's list format.
 CpuSet cpuSet(const std::string& list) {
     auto parsed = arbpolicy::parseCpuList(trimmed(list));
     return parsed ? CpuSet(parsed->begin(), parsed->end()) : CpuSet{};
@@ -71,6 +75,7 @@ std::string cpusetOf(pid_t tid) {
     return trimmed(arbtest::readText("/proc/" + std::to_string(tid) + "/cpuset"));
 }
 
+// The threads of a process (empty once it is gone).
 std::vector<pid_t> threadsOf(pid_t pid) {
     std::vector<pid_t> tids;
     std::error_code ec;
@@ -138,6 +143,7 @@ std::map<pid_t, CpuSet> grantsFrom(const std::string& json) {
     return out;
 }
 
+// The test-name suffix of a parameter.
 const char* versionName(Version v) {
     return v == Version::kV1 ? "v1" : "v2";
 }
@@ -220,7 +226,9 @@ class CgroupTest : public ::testing::TestWithParam<Version> {
         return args;
     }
     void startArbiter(const std::string& cpus = "0-1", bool adoptAll = false) {
-        arbiter_ = std::make_unique<arbtest::ArbiterProcess>(socket_, arbiterArgs(cpus, adoptAll));
+        // Generous: adopting every task of a machine is slow under emulation (the VM test's TCG).
+        arbiter_ = std::make_unique<arbtest::ArbiterProcess>(socket_, arbiterArgs(cpus, adoptAll),
+                                                             60000ms);
         ASSERT_TRUE(arbiter_->ready());
     }
     // A forked client: one carrier at `level`, reports its tid once it holds a core, then waits.
