@@ -4,7 +4,8 @@ set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config libboost-context-dev libboost-fiber-dev
       libunwind-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev golang-go python3
       python3-matplotlib redis-server redis-tools   # tools/plot-trace.py; redis: bench/waiting/compare.sh
-      dpkg-dev file groff-base)  # packaging/: cpack -G DEB (dpkg-shlibdeps, file), man page checks
+      dpkg-dev file groff-base   # packaging/: cpack -G DEB (dpkg-shlibdeps, file), man page checks
+      qemu-system-x86)  # arbiter/tests/vm: the cgroup tests in a VM (kernel and busybox fetched there)
 # Real programs the compatibility suite runs natively and under arbrun.
 root=$(cd "$(dirname "$0")/.." && pwd)
 while read -r line; do

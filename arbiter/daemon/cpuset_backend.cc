@@ -1,5 +1,5 @@
-// cgroup v1 and v2 cpuset backends (one class; the differences are file names and v2's threaded
-// mode). See backend.h for the layout.
+// cgroup v1 and v2 cpuset backends (one class; the differences are file names, v2's threaded mode
+// and, with adoptAll, v2's partition). See backend.h for the layout.
 #include <errno.h>
 
 #include <algorithm>
@@ -37,8 +37,12 @@ class CpusetBackend final : public Backend {
     const char* name() const override { return v2_ ? "cgroup-v2" : "cgroup-v1"; }
 
     bool start(std::vector<Leftover>* leftovers, std::string* error) override {
-        if (!ensureRoot(error) || !readMems(error) || !checkCpus(error)) return false;
-        if (v2_ && !enableController(error)) return false;
+        if (!ensureRoot(error)) return false;
+        // v2: R's cpuset files appear only once its parent delegates cpuset; a partition a
+        // killed arbiter left is dissolved so R's cpus are checked against the parent's.
+        if (v2_ && (!enableController(error) || !dissolvePartition(error))) return false;
+        if (!readMems(error) || !checkCpus(error)) return false;
+        if (v2_ && cfg_.adoptAll && !makePartition(error)) return false;
         if (!cleanLeftovers(leftovers, error)) return false;
         if (!makeSet(unmanagedDir(), arbpolicy::formatCpuList(cfg_.all), error)) return false;
         for (int core : cfg_.managed)
@@ -82,6 +86,10 @@ class CpusetBackend final : public Backend {
         std::vector<std::string> sets = {unmanagedDir()};
         for (int core : cfg_.managed) sets.push_back(coreDir(core));
         for (const auto& set : sets) emptyAndRemove(set);
+        if (partitioned_) {  // the cpus go back to the rest of the machine
+            std::string error;
+            if (!dissolvePartition(&error)) logf(LogLevel::kWarn, "%s", error.c_str());
+        }
     }
 
   private:
@@ -157,9 +165,23 @@ class CpusetBackend final : public Backend {
         return true;
     }
 
+    // v2: R needs cpuset from its parent (a cgroup2 mount without systemd delegates nothing;
+    // systemd delegates it from the root), then delegates it to the sets. The parent's
+    // subtree_control is the one file outside R that may be written, and only to add cpuset.
     bool enableController(std::string* error) {
         std::string controllers;
         if (!read(cfg_.root + "/cgroup.controllers", &controllers, error)) return false;
+        if (controllers.find("cpuset") == std::string::npos) {
+            std::string parent = parentOf(cfg_.root), offered;
+            if (read(parent + "/cgroup.controllers", &offered, nullptr) &&
+                offered.find("cpuset") != std::string::npos) {
+                logf(LogLevel::kInfo, "enabling the cpuset controller in %s/cgroup.subtree_control",
+                     parent.c_str());
+                if (!write(parent + "/cgroup.subtree_control", "+cpuset", error) ||
+                    !read(cfg_.root + "/cgroup.controllers", &controllers, error))
+                    return false;
+            }
+        }
         if (controllers.find("cpuset") == std::string::npos) {
             if (error)
                 *error = "cpuset controller not available in " + cfg_.root +
@@ -167,6 +189,54 @@ class CpusetBackend final : public Backend {
             return false;
         }
         return write(cfg_.root + "/cgroup.subtree_control", "+cpuset", error);
+    }
+
+    // v2 with adoptAll: R becomes a partition root over every cpu the arbiter uses, so no cgroup
+    // outside R (systemd's slices, whose processes adoptAll cannot move) runs on them; inside R
+    // only a core's carrier may run on it. The kernel keeps at least one cpu for the root
+    // cgroup's own tasks, so --cpus must leave one out.
+    bool makePartition(std::string* error) {
+        std::string cpus = arbpolicy::formatCpuList(cfg_.all), state;
+        std::string file = cfg_.root + "/cpuset.cpus.partition";
+        if (!write(cfg_.root + "/cpuset.cpus", cpus, error)) return false;
+        partitioned_ = true;  // from here on stop() gives the cpus back
+        std::string why;
+        if (write(file, "root", &why) && read(file, &state, &why) && state == "root") return true;
+        if (why.empty()) why = "the kernel says: " + state;
+        std::string ignored;
+        dissolvePartition(&ignored);
+        if (error)
+            *error = "cannot make " + cfg_.root + " a cpuset partition of cpus " + cpus + " (" +
+                     why +
+                     "); with --adopt-all-processes on cgroup v2 the arbiter's cpus are taken "
+                     "from the rest of the machine, so --cpus must leave at least one cpu out "
+                     "and overlap no other cgroup's cpuset.cpus";
+        return false;
+    }
+
+    // Makes R an ordinary member again, when it is a partition (valid or not), with no cpus of
+    // its own (it inherits the parent's) or, while threads a killed arbiter left are still in it
+    // (the kernel refuses to empty a populated cpuset: ENOSPC), all of the parent's cpus. No-op
+    // where the kernel has no partitions.
+    bool dissolvePartition(std::string* error) {
+        std::string file = cfg_.root + "/cpuset.cpus.partition", state;
+        if (sys_.readFile(file, &state) != 0) return true;
+        partitioned_ = false;
+        if (trim(state) == "member") return true;
+        logf(LogLevel::kInfo, "%s was a cpuset partition (%s): dissolving it", cfg_.root.c_str(),
+             trim(state).c_str());
+        if (!write(file, "member", error)) return false;
+        // "\n": a zero-length write never reaches the kernel's handler.
+        std::string cpusFile = cfg_.root + "/cpuset.cpus";
+        int e = sys_.writeFile(cpusFile, "\n");
+        if (e == 0) return true;
+        if (e != ENOSPC) {
+            if (error) *error = sysError("write", cpusFile, e) + " (value empty)";
+            return false;
+        }
+        std::string parentCpus;
+        return read(parentOf(cfg_.root) + "/cpuset.cpus.effective", &parentCpus, error) &&
+               write(cpusFile, parentCpus, error);
     }
 
     // Creates (or repairs) one set. v2 sets are threaded so single threads can be moved.
@@ -240,6 +310,7 @@ class CpusetBackend final : public Backend {
     const bool v2_;
     ProcInfo proc_;
     std::string mems_;
+    bool partitioned_ = false;  // R is (or may still be) a partition this arbiter made
 };
 
 }  // namespace

@@ -103,7 +103,9 @@ int parseOptions(int argc, char** argv, Options* o) {
         ->capture_default_str();
     app.add_flag("--adopt-all-processes", o->adoptAll,
                  "Production only: move every task of the cgroup root's parent into the unmanaged "
-                 "set at start, so managed cores run nothing else");
+                 "set at start, so managed cores run nothing else; on cgroup v2 the root also "
+                 "becomes a cpuset partition over --cpus (leave one cpu out for the rest of the "
+                 "machine)");
     app.add_option("--socket-group", o->socketGroup, "Group allowed to connect to the socket");
     app.add_option("--readopt-timeout", o->readoptTimeoutMs,
                    "Milliseconds a restarted arbiter waits for clients to reclaim the cores a "

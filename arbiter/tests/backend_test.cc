@@ -147,6 +147,119 @@ TEST_F(BackendTest, CpusetV2Start_WithoutCpusetControllerFails) {
     EXPECT_NE(error.find("cpuset controller not available"), std::string::npos) << error;
 }
 
+// Behaviours of a cgroup2 kernel the v2 tests need on a directory tree: enabling cpuset in a
+// parent's subtree_control makes it appear in the child's cgroup.controllers, a partition the
+// kernel cannot grant reads back as "root invalid (<reason>)", and a populated cpuset cannot be
+// emptied.
+class KernelLikeSys final : public Sys {
+  public:
+    KernelLikeSys(Sys& base, std::string child) : base_(base), child_(std::move(child)) {}
+    std::string invalidPartition;  // when set, "root" written to a partition reads back as this
+    bool populated = false;        // the child has tasks: emptying its cpus fails with ENOSPC
+
+    int readFile(const std::string& p, std::string* out) override { return base_.readFile(p, out); }
+    int writeFile(const std::string& p, const std::string& d) override {
+        auto slash = child_.rfind('/');
+        if (p == child_.substr(0, slash) + "/cgroup.subtree_control" && d == "+cpuset")
+            base_.writeFile(child_ + "/cgroup.controllers", "cpuset cpu\n");
+        if (p == child_ + "/cpuset.cpus" && d == "\n" && populated) return ENOSPC;
+        if (p.ends_with("/cpuset.cpus.partition") && d == "root" && !invalidPartition.empty())
+            return base_.writeFile(p, invalidPartition + "\n");
+        return base_.writeFile(p, d);
+    }
+    int appendFile(const std::string& p, const std::string& d) override {
+        return base_.appendFile(p, d);
+    }
+    int makeDir(const std::string& p) override { return base_.makeDir(p); }
+    int removeDir(const std::string& p) override { return base_.removeDir(p); }
+    int removeFile(const std::string& p) override { return base_.removeFile(p); }
+    int listDir(const std::string& p, bool dirsOnly, std::vector<std::string>* names) override {
+        return base_.listDir(p, dirsOnly, names);
+    }
+    bool exists(const std::string& p) override { return base_.exists(p); }
+    int setAffinity(pid_t, const std::vector<int>&) override { return 0; }
+    int getAffinity(pid_t tid, std::vector<int>* cpus) override {
+        return base_.getAffinity(tid, cpus);
+    }
+    int createSharedMemory(size_t size, int* fd) override {
+        return base_.createSharedMemory(size, fd);
+    }
+
+  private:
+    Sys& base_;
+    std::string child_;
+};
+
+TEST_F(BackendTest, CpusetV2Start_EnablesCpusetInTheParentWhenItOffersIt) {
+    makeV2Root("cpu io");  // a fresh cgroup2 mount delegates nothing to its children
+    writeText(dir_ / "cgroup.controllers", "cpuset cpu io\n");
+    KernelLikeSys sys(*real_, root_);
+    auto backend = makeCpusetBackend(sys, config_, true);
+    std::vector<Leftover> leftovers;
+    std::string error;
+    ASSERT_TRUE(backend->start(&leftovers, &error)) << error;
+    EXPECT_EQ(trimmed(dir_ / "cgroup.subtree_control"), "+cpuset");
+    EXPECT_EQ(trimmed(root_ + "/cgroup.subtree_control"), "+cpuset");
+}
+
+TEST_F(BackendTest, CpusetV2AdoptAll_MakesRootAPartitionAndDissolvesItOnStop) {
+    makeV2Root();
+    writeText(root_ + "/cpuset.cpus.partition", "member\n");
+    config_.adoptAll = true;
+    auto backend = makeCpusetBackend(*real_, config_, true);
+    std::vector<Leftover> leftovers;
+    std::string error;
+    ASSERT_TRUE(backend->start(&leftovers, &error)) << error;
+    EXPECT_EQ(trimmed(root_ + "/cpuset.cpus"), "0-3");
+    EXPECT_EQ(trimmed(root_ + "/cpuset.cpus.partition"), "root");
+    backend->stop();
+    EXPECT_EQ(trimmed(root_ + "/cpuset.cpus.partition"), "member");
+    EXPECT_EQ(trimmed(root_ + "/cpuset.cpus"), "");
+}
+
+TEST_F(BackendTest, CpusetV2AdoptAll_InvalidPartitionIsAnErrorAndUndone) {
+    makeV2Root();
+    writeText(root_ + "/cpuset.cpus.partition", "member\n");
+    config_.adoptAll = true;
+    KernelLikeSys sys(*real_, root_);
+    sys.invalidPartition = "root invalid (Parent is not a partition root)";
+    auto backend = makeCpusetBackend(sys, config_, true);
+    std::vector<Leftover> leftovers;
+    std::string error;
+    EXPECT_FALSE(backend->start(&leftovers, &error));
+    EXPECT_NE(error.find("Parent is not a partition root"), std::string::npos) << error;
+    EXPECT_NE(error.find("--cpus must leave at least one cpu out"), std::string::npos) << error;
+    EXPECT_EQ(trimmed(root_ + "/cpuset.cpus.partition"), "member");
+    EXPECT_EQ(trimmed(root_ + "/cpuset.cpus"), "");
+}
+
+TEST_F(BackendTest, CpusetV2Start_DissolvesThePartitionOfAKilledArbiter) {
+    makeV2Root();
+    writeText(root_ + "/cpuset.cpus", "1-3\n");
+    writeText(root_ + "/cpuset.cpus.partition", "root\n");
+    auto backend = makeCpusetBackend(*real_, config_, true);  // no adoptAll now
+    std::vector<Leftover> leftovers;
+    std::string error;
+    ASSERT_TRUE(backend->start(&leftovers, &error)) << error;
+    EXPECT_EQ(trimmed(root_ + "/cpuset.cpus.partition"), "member");
+    EXPECT_EQ(trimmed(root_ + "/cpuset.cpus"), "");
+}
+
+TEST_F(BackendTest, CpusetV2Start_PopulatedPartitionGetsTheParentsCpus) {
+    makeV2Root();
+    writeText(dir_ / "cpuset.cpus.effective", "0-7\n");
+    writeText(root_ + "/cpuset.cpus", "1-3\n");
+    writeText(root_ + "/cpuset.cpus.partition", "root\n");
+    KernelLikeSys sys(*real_, root_);
+    sys.populated = true;  // threads of the killed arbiter are still inside
+    auto backend = makeCpusetBackend(sys, config_, true);
+    std::vector<Leftover> leftovers;
+    std::string error;
+    ASSERT_TRUE(backend->start(&leftovers, &error)) << error;
+    EXPECT_EQ(trimmed(root_ + "/cpuset.cpus.partition"), "member");
+    EXPECT_EQ(trimmed(root_ + "/cpuset.cpus"), "0-7");
+}
+
 TEST_F(BackendTest, FakeTree_MoveKeepsOneMembershipAndLogsIt) {
     makeV1Root();
     FakeCgroupSys fake(*real_, root_, "/proc");

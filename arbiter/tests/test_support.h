@@ -144,10 +144,13 @@ class Child {
     pid_t pid_ = -1;
 };
 
-// core-arbiter run as a child (path from the build: ARBITER_BIN). Waits until the socket accepts.
+// core-arbiter run as a child (path from the build: ARBITER_BIN). Waits until the socket accepts,
+// at most `readyWithin` (a failure bound only).
 class ArbiterProcess {
   public:
-    ArbiterProcess(const std::string& socket, std::vector<std::string> args) : socket_(socket) {
+    ArbiterProcess(const std::string& socket, std::vector<std::string> args,
+                   std::chrono::milliseconds readyWithin = std::chrono::milliseconds(10000))
+        : socket_(socket) {
         args.insert(args.begin(), {ARBITER_BIN, "--socket", socket});
         child_ = Child([&] {
             std::vector<char*> argv;
@@ -156,7 +159,7 @@ class ArbiterProcess {
             execv(argv[0], argv.data());
             return 127;
         });
-        ready_ = waitUntil([&] { return answers(socket_); }, std::chrono::milliseconds(10000));
+        ready_ = waitUntil([&] { return answers(socket_); }, readyWithin);
     }
     ~ArbiterProcess() { stop(); }
     bool ready() const { return ready_; }
