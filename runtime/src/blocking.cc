@@ -305,6 +305,8 @@ void* monitorMain(void*) {
         const bool lent = lookAtCores(watches, &next);
         traceUtilisationIfDue();
         next = std::min(next, estimationTick());
+        // Pooled stacks unused for a trim period go back in chunks, one per millisecond.
+        if (trimContextPool(now)) next = std::min<uint64_t>(next, 1'000'000);
         // Go's sysmon: short naps while lending happens, doubling up to 10 ms when nothing needed
         // doing; a thread that becomes runnable behind a blocked runner nudges it awake.
         period = lent ? kMonitorMinPeriodNs : std::min(period * 2, kMonitorMaxPeriodNs);
