@@ -38,7 +38,8 @@ cc -O2 -pthread -o "$tmp/many_threads" "$here/many_threads.c"
 
 # One process: round 1 alone, then rounds 1+2 (the printed figures are the last round's).
 run_mode() {  # mode rounds -> appends "key=value ..." lines to $tmp/<mode>-<rounds>
-  local mode=$1 rounds=$2 cmd=("$tmp/many_threads" "$threads" "$rounds")
+  local mode=$1 rounds=$2
+  local cmd=("$tmp/many_threads" "$threads" "$rounds")
   [[ $mode == arbrun ]] && cmd=("$arbrun" --standalone -- "${cmd[@]}")
   if ! timeout 120 "${cmd[@]}" >>"$tmp/$mode-$rounds" 2>/dev/null; then
     echo "  $mode, $rounds round(s): a run failed or timed out" >&2
