@@ -28,7 +28,6 @@ namespace {
 
 constexpr uint64_t kMonitorMinPeriodNs = 20'000;
 constexpr uint64_t kMonitorMaxPeriodNs = 10'000'000;
-constexpr uint64_t kClockRefinePeriodNs = 1'000'000'000;  // the TSC rate, over the run so far
 
 // Pops an idle spare, or makes a new one (the monitor is its only caller, so sparesMade needs no
 // atomics). Null when the cap is reached or the kernel refuses a thread.
@@ -310,17 +309,16 @@ void* monitorMain(void*) {
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);  // 20 us naps must not become 70 us
     uint64_t period = kMonitorMinPeriodNs;
     std::vector<CoreWatch> watches(size_t(rt.numCores));
-    uint64_t lastRefineNs = nowNs();
+    uint64_t nextRefineNs = nowNs();
     while (!rt.stopping.load(std::memory_order_acquire)) {
         const uint64_t now = nowNs();
-        if (now - lastRefineNs >= kClockRefinePeriodNs) {  // timers stay exact as time goes by
-            refineClockRate();
-            lastRefineNs = now;
-        }
+        if (now >= nextRefineNs) nextRefineNs = refineClockRate();  // timers stay exact
         uint64_t next = kMonitorMaxPeriodNs;
         const bool lent = lookAtCores(watches, &next);
         traceUtilisationIfDue();
         next = std::min(next, estimationTick());
+        // Pooled stacks unused for a trim period go back in chunks, one per millisecond.
+        if (trimContextPool(now)) next = std::min<uint64_t>(next, 1'000'000);
         // Go's sysmon: short naps while lending happens, doubling up to 10 ms when nothing needed
         // doing; a thread that becomes runnable behind a blocked runner nudges it awake.
         period = lent ? kMonitorMinPeriodNs : std::min(period * 2, kMonitorMaxPeriodNs);

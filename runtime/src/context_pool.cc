@@ -8,13 +8,23 @@
 namespace arbrt::detail {
 namespace {
 
-// Contexts not cached by a core. Guarded by `lock`; survives stop()/start() so pooled stacks are
-// reused.
+// Contexts not cached by a core, in two LIFO lists: `equipped` ones keep a stack and TCB, `bare`
+// ones were stripped by a trim (or could not be equipped). Guarded by `lock`; survives
+// stop()/start() so pooled stacks are reused. `lowWater` is the fewest equipped contexts the pool
+// held since the current trim period began; `toTrim` how many the last period's end found unused
+// (the monitor strips them in chunks).
 struct SharedPool {
     SpinLock lock;
-    ThreadContext* head = nullptr;
-    size_t count = 0;
+    ThreadContext* equipped = nullptr;
+    size_t equippedCount = 0;
+    size_t lowWater = 0;
+    size_t toTrim = 0;
+    ThreadContext* bare = nullptr;
+    size_t bareCount = 0;
 } gShared;
+
+// Written only by the monitor (trimContextPool): when the current trim period began.
+uint64_t gTrimPeriodStartNs = 0;
 
 // Slabs of contexts, never freed (stale handles may read a context at any time). Guarded by
 // gShared.lock.
@@ -51,11 +61,22 @@ ThreadContext* newContextLocked() {
     return &gSlabs->contexts[gSlabs->used++];
 }
 
+// Caller holds gShared.lock. Takes the most recently pooled equipped context, keeping lowWater.
+ThreadContext* popEquippedLocked() {
+    ThreadContext* t = gShared.equipped;
+    if (!t) return nullptr;
+    gShared.equipped = t->nextFree;
+    if (--gShared.equippedCount < gShared.lowWater) gShared.lowWater = gShared.equippedCount;
+    return t;
+}
+
+// An equipped context if any (no system call to make it usable), else a bare one, else a new one.
 ThreadContext* popShared() {
     std::lock_guard<SpinLock> guard(gShared.lock);
-    if (ThreadContext* t = gShared.head) {
-        gShared.head = t->nextFree;
-        --gShared.count;
+    if (ThreadContext* t = popEquippedLocked()) return t;
+    if (ThreadContext* t = gShared.bare) {
+        gShared.bare = t->nextFree;
+        --gShared.bareCount;
         return t;
     }
     return newContextLocked();
@@ -77,15 +98,19 @@ void strip(ThreadContext* t) {
     if (tcb) GlibcTcb::deallocate(tcb);
 }
 
+// Pools `t` as it is: in the equipped list when it has a TCB (its stack may be a caller's that
+// the next occupant replaces), else in the bare list. No system call: the exit path stays cheap.
 void pushShared(ThreadContext* t) {
-    gShared.lock.lock();
-    const bool keep = gShared.count < sharedLimit();
-    gShared.lock.unlock();
-    if (!keep) strip(t);
     std::lock_guard<SpinLock> guard(gShared.lock);
-    t->nextFree = gShared.head;
-    gShared.head = t;
-    ++gShared.count;
+    if (t->tcb) {
+        t->nextFree = gShared.equipped;
+        gShared.equipped = t;
+        ++gShared.equippedCount;
+    } else {
+        t->nextFree = gShared.bare;
+        gShared.bare = t;
+        ++gShared.bareCount;
+    }
 }
 
 // Gives `t` the requested stack: the caller's, or a mapping of ours (the pooled one when its sizes
@@ -169,6 +194,37 @@ void flushCache(ContextCache* cache) {
         pushShared(t);
     }
     cache->count = 0;
+}
+
+bool trimContextPool(uint64_t nowNs) {
+    if (nowNs - gTrimPeriodStartNs >= kPoolTrimPeriodNs) {
+        std::lock_guard<SpinLock> guard(gShared.lock);
+        gShared.toTrim = contextsToTrim(gShared.lowWater, gShared.equippedCount, sharedLimit());
+        gShared.lowWater = gShared.equippedCount;
+        gTrimPeriodStartNs = nowNs;
+    }
+    for (size_t i = 0; i < kPoolTrimChunk; ++i) {
+        ThreadContext* t = nullptr;
+        {
+            std::lock_guard<SpinLock> guard(gShared.lock);
+            // Re-checked each time: creates may have taken contexts since the period ended.
+            if (gShared.toTrim == 0 || gShared.equippedCount <= sharedLimit()) {
+                gShared.toTrim = 0;
+                return false;
+            }
+            --gShared.toTrim;
+            t = popEquippedLocked();
+        }
+        strip(t);
+        pushShared(t);
+    }
+    std::lock_guard<SpinLock> guard(gShared.lock);
+    return gShared.toTrim != 0;
+}
+
+PoolCounts sharedPoolCounts() {
+    std::lock_guard<SpinLock> guard(gShared.lock);
+    return PoolCounts{gShared.equippedCount, gShared.bareCount};
 }
 
 void lockContextPool() {

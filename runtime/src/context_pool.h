@@ -1,6 +1,11 @@
 // Pools of thread contexts. A context keeps its stack and TCB while pooled, so creating a thread on
 // a warm pool costs no mmap and no TLS allocation. Contexts themselves are never freed (stale
-// handles may still read them); past the pool limits their stacks and TCBs are released instead.
+// handles may still read them). An exited thread's context always goes back to a pool with its
+// stack and TCB (a program that keeps thousands of threads and replaces them, a thread-per-
+// connection server, creates at pool speed); the monitor trims what the program did not reuse:
+// pooled contexts beyond RuntimeOptions::pooledContextsPerCore per core that sat unused through a
+// whole trim period lose their stacks and TCBs (Go's scavenger: memory goes back once it is
+// clearly not needed, never on the create or exit path).
 #pragma once
 
 #include <cstddef>
@@ -35,6 +40,33 @@ void releaseContext(ThreadContext* t);
 ThreadContext* contextAtSlot(uint32_t slot);
 // Moves every cached context of `cache` to the shared pool (when the runtime stops).
 void flushCache(ContextCache* cache);
+
+// How often the monitor looks at the shared pool's use, and how many stacks and TCBs it releases
+// per look at most (an munmap costs microseconds: the monitor must not stall its other duties).
+constexpr uint64_t kPoolTrimPeriodNs = 1'000'000'000;
+constexpr size_t kPoolTrimChunk = 64;
+
+// Pure: how many of the shared pool's `count` equipped contexts to strip at the end of a trim
+// period in which it never held fewer than `lowWater` (those sat unused throughout), keeping
+// `keep` (the configured pool size) whatever their use.
+inline size_t contextsToTrim(size_t lowWater, size_t count, size_t keep) {
+    if (count <= keep) return 0;
+    const size_t excess = count - keep;
+    return lowWater < excess ? lowWater : excess;
+}
+
+// Monitor only (one caller at a time): ends a trim period when kPoolTrimPeriodNs have passed since
+// the last one began, and strips up to kPoolTrimChunk contexts that the last period found unused.
+// True while stripping remains to be done (the caller comes back soon).
+bool trimContextPool(uint64_t nowNs);
+
+// Pooled contexts, for tests and statistics: those in the shared pool with a stack and TCB, and
+// those without (stripped). Takes the pool lock.
+struct PoolCounts {
+    size_t equipped = 0;
+    size_t bare = 0;
+};
+PoolCounts sharedPoolCounts();
 
 // --- Iteration and fork support (fork.cc, glibc_tcb.cc). While the pool lock is held no context
 // is made and no pooled TCB is freed (strip() clears `tcb` under it), so a TCB read under the lock

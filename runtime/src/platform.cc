@@ -1,6 +1,7 @@
 // The public face of the runtime's platform checks; start() uses the same functions.
 #include "arbrt/platform.h"
 
+#include <dlfcn.h>
 #include <gnu/libc-version.h>
 #include <link.h>
 #include <sys/auxv.h>
@@ -61,6 +62,23 @@ int findLibcSegment(dl_phdr_info* info, size_t, void* raw) {
     return 0;
 }
 
+// How far past getpid's entry a `syscall; ret` is looked for.
+constexpr size_t kNearbyBytes = 32;
+
+// Libc's own getpid (not an interposer's), or 0.
+uintptr_t libcGetpid() {
+    return reinterpret_cast<uintptr_t>(dlvsym(RTLD_DEFAULT, "getpid", "GLIBC_2.2.5"));
+}
+
+// The first `syscall; ret` (0f 05 c3) in [begin, begin + size).
+bool findSyscallReturn(uintptr_t begin, size_t size, uintptr_t* at) {
+    static constexpr unsigned char kSyscallRet[] = {0x0f, 0x05, 0xc3};
+    const void* hit = memmem(reinterpret_cast<const void*>(begin), size, kSyscallRet, 3);
+    if (!hit) return false;
+    *at = reinterpret_cast<uintptr_t>(hit);
+    return true;
+}
+
 }  // namespace
 
 bool findLibcText(LibcText* out, std::string* why) {
@@ -72,16 +90,15 @@ bool findLibcText(LibcText* out, std::string* why) {
         return false;
     }
     // Any `syscall; ret` byte sequence will do: executed from its first byte it is exactly those
-    // two instructions, whatever instruction stream it was cut from (glibc's getpid-like wrappers
-    // end that way).
-    const auto* text = reinterpret_cast<const unsigned char*>(out->begin);
-    const size_t size = out->end - out->begin;
-    for (size_t i = 0; i + 3 <= size; ++i) {
-        if (text[i] == 0x0f && text[i + 1] == 0x05 && text[i + 2] == 0xc3) {
-            out->syscallReturn = out->begin + i;
-            return true;
-        }
+    // two instructions, whatever instruction stream it was cut from. glibc's getpid wrapper is
+    // one (`mov $39, %eax; syscall; ret`): looking there first spares a scan of some 400 KiB of
+    // libc's text (about 200 us of start-up, most of it page faults); the scan stays the fallback.
+    const uintptr_t nearby = libcGetpid();
+    if (nearby >= out->begin && nearby + kNearbyBytes <= out->end &&
+        findSyscallReturn(nearby, kNearbyBytes, &out->syscallReturn)) {
+        return true;
     }
+    if (findSyscallReturn(out->begin, out->end - out->begin, &out->syscallReturn)) return true;
     *why = "no `syscall; ret` sequence in libc's text";
     return false;
 }

@@ -193,11 +193,13 @@ using namespace detail;
 std::optional<Error> start(const RuntimeOptions& options) {
     if (gRuntime) return Error{Errc::alreadyRunning, "the arbrt runtime is already running"};
     if (auto err = validate(options)) return err;
+    // The calibration's span runs while the probe and the overflow handler are set up.
+    const ClockCalibration calibration = beginClockCalibration();
     std::string why;
     if (!GlibcTcb::probe(&why)) return Error{Errc::unsupportedPlatform, why};
     gHaveFsgsbase = fsgsbaseAvailable();
-    calibrateClock();
     installOverflowHandler();
+    finishClockCalibration(calibration);
     return startRuntime(options);
 }
 

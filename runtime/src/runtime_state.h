@@ -88,8 +88,18 @@ int hostJoinThread(pthread_t thread);
 std::optional<Error> startRuntime(const RuntimeOptions& options);
 
 // --- Clock (clock.cc).
+// The TSC rate against CLOCK_MONOTONIC from two bracketed samples at least 250 us apart: begin
+// takes the first, finish sleeps what is left of the span (nothing if the work between took that
+// long) and takes the second. calibrateClock() does both at once.
+struct ClockCalibration {
+    uint64_t tsc, ns;
+};
+ClockCalibration beginClockCalibration();
+void finishClockCalibration(const ClockCalibration& begun);
 void calibrateClock();
-void refineClockRate();  // the monitor, now and then: the TSC rate over the whole run so far
+// The monitor, when it is due: the TSC rate over the whole run so far. Returns the CLOCK_MONOTONIC
+// time of the next refinement (soon after start-up, then every second).
+uint64_t refineClockRate();
 uint64_t tscToNs(uint64_t tsc);
 uint64_t nsToTsc(uint64_t ns);  // absolute nowNs()-timeline instant -> TSC reading
 uint64_t ticksForNs(uint64_t ns);

@@ -50,7 +50,11 @@ struct RuntimeOptions {
     uint64_t lendAfterNs = 20'000;
     // Default stack size of a user thread (virtual; committed lazily), like glibc's 8 MiB.
     size_t defaultStackSize = 8u << 20;
-    // Contexts (stack + TCB) kept for reuse per core before excess ones are unmapped.
+    // Contexts (stack + TCB) kept for reuse per core whatever their use. An exited thread's
+    // context is always pooled with its stack and TCB; those beyond this many per core that sat
+    // unused for a second lose them (the monitor unmaps them), so a program that keeps thousands
+    // of threads and replaces them creates at pool speed, and one whose threads are gone gives
+    // the memory back.
     size_t pooledContextsPerCore = 128;
     // Cores granted by a core arbiter (not owned; must outlive the runtime, and must be shut down
     // before stop() so carriers waiting for a grant return). numCores is then the most cores the
