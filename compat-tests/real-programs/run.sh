@@ -2,7 +2,8 @@
 # run.sh NAME — runs one real Debian program natively and, when ARBRUN names the arbrun binary,
 # also under `$ARBRUN $ARBRUN_ARGS -- program`, and compares the two runs.
 #
-#   NAME: pigz | xz | zstd | x264 | sysbench-threads | sysbench-mutex | python3 | memcached
+#   NAME: pigz | xz | zstd | x264 | sysbench-threads | sysbench-mutex | python3 | memcached |
+#         stress-ng-pthread | stress-ng-mutex | stress-ng-sem | stress-ng-futex
 #
 # Environment:
 #   ARBRUN          path to build/bin/arbrun; empty or unset: native runs only
@@ -211,10 +212,33 @@ run_memcached() {
     done
 }
 
+# stress-ng STRESSOR N for 2 s: exit 0, "successful run completed" in under 6 s (its stop signal
+# reached the stressors: natively 2 to 3 s; signals that never reached a waiting thread made them
+# hang), and no failure or corrupted-counter line (a stressor process that died early leaves its
+# bogo-ops counter unchecksummed).
+run_stressng() {
+    need stress-ng
+    local stressor=$1 instances=$2
+    for mode in $(modes); do
+        say "$mode: stress-ng --$stressor $instances -t 2"
+        local rc=0
+        (cd "$work" && run_in "$mode" timeout -k 5 60 stress-ng --"$stressor" "$instances" -t 2 \
+            --temp-path "$work" --metrics-brief) >"$work/sn.$mode" 2>&1 || rc=$?
+        [[ $rc -eq 0 ]] || fail "$mode: stress-ng exited with $rc: $(tail -5 "$work/sn.$mode")"
+        ! grep -qE "corrupted|fail:" "$work/sn.$mode" || fail "$mode: $(grep -E "corrupted|fail:" "$work/sn.$mode" | head -3)"
+        local took
+        took=$(sed -n 's/.*successful run completed in \([0-9.]*\)s.*/\1/p' "$work/sn.$mode")
+        [[ -n $took ]] || fail "$mode: no 'successful run completed': $(tail -3 "$work/sn.$mode")"
+        awk -v t="$took" 'BEGIN { exit !(t < 6.0) }' || fail "$mode: completed in ${took}s, 6 s or more for -t 2"
+        say "$mode: completed in ${took}s, $(awk -v s="$stressor" '$4 == s && $6 ~ /^[0-9.]+$/ {print $5 " bogo ops"; exit}' "$work/sn.$mode")"
+    done
+}
+
 case $name in
 pigz | xz | zstd | x264 | sysbench-threads | sysbench-mutex | python3 | memcached) ;;
+stress-ng-pthread | stress-ng-mutex | stress-ng-sem | stress-ng-futex) ;;
 *)
-    echo "usage: $0 pigz|xz|zstd|x264|sysbench-threads|sysbench-mutex|python3|memcached" >&2
+    echo "usage: $0 pigz|xz|zstd|x264|sysbench-threads|sysbench-mutex|python3|memcached|stress-ng-{pthread,mutex,sem,futex}" >&2
     exit 2
     ;;
 esac
@@ -230,5 +254,9 @@ sysbench-threads) run_sysbench threads 5000 --threads=8 --thread-yields=100 --th
 sysbench-mutex) run_sysbench mutex 4 --threads=4 ;;
 python3) run_python ;;
 memcached) run_memcached ;;
+stress-ng-pthread) run_stressng pthread 4 ;;
+stress-ng-mutex) run_stressng mutex 4 ;;
+stress-ng-sem) run_stressng sem 2 ;;
+stress-ng-futex) run_stressng futex 2 ;;
 esac
 echo "ok real $name"

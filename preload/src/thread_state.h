@@ -8,6 +8,7 @@
 #include "arbrt/thread.h"
 #include "classes.h"
 #include "identity_state.h"
+#include "robust_list.h"
 #include "signal_state.h"
 
 namespace arbrun {
@@ -17,6 +18,7 @@ struct ShimThreadState {
     ThreadClassState threadClass;  // --class rules: classes.h
     IdentityState identity;        // name and affinity (identity_state.h)
     SignalThreadState signals;     // masks, pending signals, sigaltstack (signal_state.h)
+    RobustListState robustList;    // set_robust_list registration (robust_list.h)
 };
 static_assert(sizeof(ShimThreadState) <= arbrt::kThreadExtensionBytes,
               "the per-thread shim state must fit the runtime's extension storage");
