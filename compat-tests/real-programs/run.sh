@@ -4,7 +4,7 @@
 #
 #   NAME: pigz | xz | zstd | x264 | sysbench-threads | sysbench-mutex | python3 | memcached |
 #         java | node | go-cgo | go-static | setpriv | su | memcached-user | fio-psync |
-#         fio-io_uring
+#         fio-io_uring | stress-ng-pthread | stress-ng-mutex | stress-ng-sem | stress-ng-futex
 #
 # Environment:
 #   ARBRUN          path to build/bin/arbrun; empty or unset: native runs only
@@ -435,12 +435,35 @@ run_fio() {
     done
 }
 
+# stress-ng STRESSOR N for 2 s: exit 0, "successful run completed" in under 6 s (its stop signal
+# reached the stressors: natively 2 to 3 s; signals that never reached a waiting thread made them
+# hang), and no failure or corrupted-counter line (a stressor process that died early leaves its
+# bogo-ops counter unchecksummed).
+run_stressng() {
+    need stress-ng
+    local stressor=$1 instances=$2
+    for mode in $(modes); do
+        say "$mode: stress-ng --$stressor $instances -t 2"
+        local rc=0
+        (cd "$work" && run_in "$mode" timeout -k 5 60 stress-ng --"$stressor" "$instances" -t 2 \
+            --temp-path "$work" --metrics-brief) >"$work/sn.$mode" 2>&1 || rc=$?
+        [[ $rc -eq 0 ]] || fail "$mode: stress-ng exited with $rc: $(tail -5 "$work/sn.$mode")"
+        ! grep -qE "corrupted|fail:" "$work/sn.$mode" || fail "$mode: $(grep -E "corrupted|fail:" "$work/sn.$mode" | head -3)"
+        local took
+        took=$(sed -n 's/.*successful run completed in \([0-9.]*\)s.*/\1/p' "$work/sn.$mode")
+        [[ -n $took ]] || fail "$mode: no 'successful run completed': $(tail -3 "$work/sn.$mode")"
+        awk -v t="$took" 'BEGIN { exit !(t < 6.0) }' || fail "$mode: completed in ${took}s, 6 s or more for -t 2"
+        say "$mode: completed in ${took}s, $(awk -v s="$stressor" '$4 == s && $6 ~ /^[0-9.]+$/ {print $5 " bogo ops"; exit}' "$work/sn.$mode")"
+    done
+}
+
 case $name in
 pigz | xz | zstd | x264 | sysbench-threads | sysbench-mutex | python3 | memcached) ;;
 java | node | go-cgo | go-static) ;;
 setpriv | su | memcached-user | fio-psync | fio-io_uring) ;;
+stress-ng-pthread | stress-ng-mutex | stress-ng-sem | stress-ng-futex) ;;
 *)
-    echo "usage: $0 pigz|xz|zstd|x264|sysbench-threads|sysbench-mutex|python3|memcached|java|node|go-cgo|go-static|setpriv|su|memcached-user|fio-psync|fio-io_uring" >&2
+    echo "usage: $0 pigz|xz|zstd|x264|sysbench-threads|sysbench-mutex|python3|memcached|java|node|go-cgo|go-static|setpriv|su|memcached-user|fio-psync|fio-io_uring|stress-ng-{pthread,mutex,sem,futex}" >&2
     exit 2
     ;;
 esac
@@ -465,5 +488,9 @@ su) run_su ;;
 memcached-user) run_memcached_user ;;
 fio-psync) run_fio psync ;;
 fio-io_uring) run_fio io_uring ;;
+stress-ng-pthread) run_stressng pthread 4 ;;
+stress-ng-mutex) run_stressng mutex 4 ;;
+stress-ng-sem) run_stressng sem 2 ;;
+stress-ng-futex) run_stressng futex 2 ;;
 esac
 echo "ok real $name"

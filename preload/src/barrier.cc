@@ -21,6 +21,7 @@
 #include <cstring>
 
 #include "arbrt/arbrt.h"
+#include "interrupt.h"
 #include "real_libc.h"
 #include "shim.h"
 
@@ -81,10 +82,12 @@ int wait(Barrier& bar) {
         result = PTHREAD_BARRIER_SERIAL_THREAD;
     } else {
         while (!reached(bar.completed.load(std::memory_order_acquire), target)) {
-            arbrt::park(
+            // Not a cancellation point: a signal's handler runs, then the wait goes on.
+            const auto r = arbrt::parkInterruptible(
                 &bar.completed,
                 [&] { return !reached(bar.completed.load(std::memory_order_relaxed), target); },
-                arbrt::detail::kNoDeadline);
+                arbrt::detail::kNoDeadline, [] { return signalInterruptPending(); });
+            if (r == arbrt::ParkResult::interrupted) runSignalHandlers();
         }
     }
     leave(bar);

@@ -12,7 +12,9 @@
 #include <mutex>
 
 #include "arbrt/arbrt.h"
+#include "interrupt.h"
 #include "kernel_sigaction.h"
+#include "raw_syscall.h"
 #include "real_libc.h"
 #include "shim.h"
 #include "signals.h"
@@ -39,19 +41,25 @@ bool actionable(int word) {
     return (word & (kDisabled | kCanceled | kExiting | kTerminated)) == kCanceled;
 }
 
-// SIGCANCEL on a carrier: unwind the user thread running there if (and only if) it is cancelled
-// with asynchronous cancellation enabled, as glibc's sigcancel_handler does for native threads.
-// Never when interrupted inside this library (its locks may be held): the thread acts at its
-// next cancellation point instead.
+// SIGCANCEL on a carrier: the runtime's preemption requests, and interruptions of the user thread
+// running there (interruptUserThread). It unwinds that thread if (and only if) it is cancelled
+// with asynchronous cancellation enabled, as glibc's sigcancel_handler does for native threads,
+// and sends it through the runtime's resume hook when it has signals to take; never when
+// interrupted inside this library (its locks may be held): the thread acts at its next
+// cancellation point or interruptible wait instead.
 void onCancelSignal(int, siginfo_t* info, void* context) {
     if (info->si_code != SI_TKILL || info->si_pid != getpid()) return;
-    if (arbrt::onPreemptSignal(context)) return;  // the runtime's monitor sent it
+    const bool preemption = arbrt::onPreemptSignal(context);  // the runtime's monitor sent it
     if (!onUserThread()) return;
-    const int word = cancelWord(selfTcb()).load(std::memory_order_acquire);
-    if (!actionable(word) || !(word & kAsync)) return;
     const auto* uc = static_cast<const ucontext_t*>(context);
     if (pcInLibrary(uintptr_t(uc->uc_mcontext.gregs[REG_RIP]))) return;
-    actOnCancel();
+    if (!preemption && asyncCancelActionable()) actOnCancel();
+    // Signals run in normal context: at a safe point (outside libc and the runtime), where a
+    // thread preempted just now runs the hook anyway when it resumes; or after a blocking system
+    // call that they cut short.
+    if (signalDeliverable() && !arbrt::interruptAtSafePoint(context)) {
+        cutBlockingCallShort(context);
+    }
 }
 
 // Installed at start-up (the runtime's preemption requests arrive on SIGCANCEL too: a signal the
@@ -67,31 +75,25 @@ void installCancelHandler() {
     });
 }
 
-// Interrupts the carrier running `target`, if it runs now.
-void interruptCarrier(arbrt::ThreadId target) {
-    installCancelHandler();
-    if (const int tid = arbrt::kernelTidOf(target)) {
-        ::syscall(SYS_tgkill, getpid(), tid, kSigCancel);
-    }
-}
-
 }  // namespace
+
+bool interruptUserThread(arbrt::ThreadId target) {
+    installCancelHandler();
+    const int tid = arbrt::kernelTidOf(target);
+    if (tid) rawSyscall(SYS_tgkill, getpid(), tid, kSigCancel);
+    return tid != 0;
+}
 
 // A preempted thread resumes here (runtime's resume hook) before its interrupted instruction: what
 // a native thread would have had interrupt it there happens now. An asynchronous cancellation whose
 // SIGCANCEL found it off its carrier unwinds it (through the runtime's trampoline, which has
 // unwind information); pending signals it does not block run their handlers.
 static void onPreemptedThreadResumes() {
-    if (!onUserThread()) return;
-    const int word = cancelWord(selfTcb()).load(std::memory_order_acquire);
-    if (actionable(word) && (word & kAsync)) actOnCancel();
-    if (signalDeliverable()) {
-        bool restartable = true;
-        deliverPendingSignals(&restartable);
-    }
+    actOnAsynchronousEvents();
 }
 
 int installCarrierSignalHandler() {
+    initCodeRanges();  // read by the handler
     installCancelHandler();
     arbrt::setPreemptResumeHook(onPreemptedThreadResumes);
     return kSigCancel;
@@ -99,6 +101,11 @@ int installCarrierSignalHandler() {
 
 bool cancelActionable() {
     return actionable(cancelWord(selfTcb()).load(std::memory_order_acquire));
+}
+
+bool asyncCancelActionable() {
+    const int word = cancelWord(selfTcb()).load(std::memory_order_acquire);
+    return actionable(word) && (word & kAsync);
 }
 
 void actOnCancel() {
@@ -126,7 +133,7 @@ ARBRUN_EXPORT int pthread_cancel(pthread_t thread) {
     }
     // Asynchronous mode (also set by glibc around the system call of its own cancellation
     // points): interrupt it where it runs. Either way wake it if it waits in one of ours.
-    if (now & kAsync) interruptCarrier(id);
+    if (now & kAsync) interruptUserThread(id);
     arbrt::signal(id);
     return 0;
 }

@@ -10,6 +10,8 @@
 // if the user thread running there is cancelled, enabled and asynchronous, as glibc's does.
 #pragma once
 
+#include "arbrt/thread.h"
+
 namespace arbrun {
 
 // Installs the kernel handler for SIGCANCEL on carriers (asynchronous cancellation and the
@@ -18,7 +20,17 @@ int installCarrierSignalHandler();
 // True when the calling user thread has a cancellation request it must act on at a cancellation
 // point (requested, enabled, not already exiting). One load from the TCB.
 bool cancelActionable();
+// True when that request is also asynchronous (pthread_setcanceltype(ASYNCHRONOUS)): it may act
+// anywhere, not only at a cancellation point.
+bool asyncCancelActionable();
 // Acts on it: never returns.
 [[noreturn]] void actOnCancel();
+// Interrupts the user thread `target` where it runs now, if it runs (SIGCANCEL to its carrier):
+// an asynchronous cancellation acts and pending signals run their handlers there, as they would
+// natively, when it computes at a safe point (arbrt::interruptAtSafePoint). A thread that is not
+// running, or runs inside this library, libc or the runtime, acts at its next interruptible
+// point instead. Returns whether it was running (its carrier was interrupted). Any thread may
+// call it.
+bool interruptUserThread(arbrt::ThreadId target);
 
 }  // namespace arbrun

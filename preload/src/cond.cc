@@ -13,10 +13,17 @@
 
 #include "arbrt/arbrt.h"
 #include "blocking_pass_through.h"
+#include "cancel.h"
 #include "interrupt.h"
 #include "mutex_impl.h"
 #include "real_libc.h"
 #include "shim.h"
+
+// glibc's exported (pre-2.34 ABI) cleanup registration on the thread's `cleanup` chain, which
+// pthread_exit's unwinding and siglongjmp's run (not declared in the public headers).
+extern "C" void _pthread_cleanup_push(_pthread_cleanup_buffer* buffer, void (*routine)(void*),
+                                      void* arg);
+extern "C" void _pthread_cleanup_pop(_pthread_cleanup_buffer* buffer, int execute);
 
 namespace arbrun {
 namespace {
@@ -38,6 +45,11 @@ bool passesThrough(const pthread_cond_t* c) {
     return flags(c) & kShared;
 }
 
+// The cleanup routine above: re-takes the condvar's mutex.
+void relock(void* m) {
+    mutexLock(static_cast<pthread_mutex_t*>(m), arbrt::detail::kNoDeadline);
+}
+
 int wait(pthread_cond_t* c, pthread_mutex_t* m, uint64_t deadlineNs) {
     if (mutexPassesThrough(m)) return EINVAL;  // a process-shared mutex needs a process-shared cond
     std::atomic<uint32_t>& seq = sequence(c);
@@ -54,11 +66,22 @@ int wait(pthread_cond_t* c, pthread_mutex_t* m, uint64_t deadlineNs) {
         &seq, [&] { return seq.load(std::memory_order_relaxed) == observed; }, deadlineNs,
         [] { return interruptPending(); });
     waiters(c).fetch_sub(1, std::memory_order_relaxed);
+    if (r == arbrt::ParkResult::interrupted) {
+        // Cancellation acts with the mutex held (cleanup handlers expect it). Signal handlers run
+        // without it, as natively (they interrupt the futex wait); one that leaves by
+        // pthread_exit or siglongjmp re-takes it first, through the cleanup glibc's own wait
+        // registers too. Then the wait returns as a spurious wake-up.
+        if (cancelActionable()) {
+            mutexLock(m, arbrt::detail::kNoDeadline);
+            actOnCancel();
+        }
+        _pthread_cleanup_buffer relockOnExit;
+        _pthread_cleanup_push(&relockOnExit, relock, m);
+        runSignalHandlers();
+        _pthread_cleanup_pop(&relockOnExit, 0);
+    }
     // Re-lock even after a time-out, as POSIX requires; an error here means the mutex was misused.
     mutexLock(m, arbrt::detail::kNoDeadline);
-    // Cancellation acts with the mutex held (cleanup handlers expect it); after a handler the
-    // wait returns as a spurious wake-up.
-    if (r == arbrt::ParkResult::interrupted) deliverInterrupts();
     return r == arbrt::ParkResult::timedOut ? ETIMEDOUT : 0;
 }
 

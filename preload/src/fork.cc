@@ -25,6 +25,7 @@
 #include "setxid.h"
 #include "shared_memory.h"
 #include "shim.h"
+#include "signals.h"
 
 namespace arbrun {
 namespace {
@@ -44,6 +45,7 @@ void child() {
                    err->message.c_str());
     }
     setxidAfterForkInChild();  // and the child's first thread may have brought glibc's handler back
+    signalsAfterFork();
 }
 
 // vfork under the runtime (see the top of the file).

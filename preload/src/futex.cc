@@ -31,7 +31,9 @@
 #include "credentials.h"
 #include "futex.h"
 #include "io_uring.h"
+#include "interrupt.h"
 #include "real_libc.h"
+#include "robust_list.h"
 #include "shared_memory.h"
 #include "shim.h"
 
@@ -202,7 +204,18 @@ ARBRUN_EXPORT long syscall(long number, ...) {
     for (long& arg : a) arg = va_arg(ap, long);
     va_end(ap);
     long result;
-    if (number == SYS_futex && arbrun::emulateFutex(a, &result)) return result;
+    if (number == SYS_futex && arbrun::emulateFutex(a, &result)) {
+        arbrun::takeSignalsAfterCall();
+        return result;
+    }
+    if (number == SYS_set_robust_list || number == SYS_get_robust_list) {
+        result = arbrun::userRobustListCall(number, a);
+        if (result != arbrun::kNotHandled) {
+            if (result >= 0) return result;
+            errno = int(-result);
+            return -1;
+        }
+    }
     if (arbrun::credentialCall(number, a, &result) ||  // credential state (credentials.h)
         arbrun::ioUringCall(number, a, &result)) {     // io_uring rings (io_uring.h)
         if (result >= 0) return result;
@@ -211,5 +224,6 @@ ARBRUN_EXPORT long syscall(long number, ...) {
     }
     result = ARBRUN_REAL(syscall)(number, a[0], a[1], a[2], a[3], a[4], a[5]);
     if (arbrun::changesMappings(number)) arbrun::noteMappingsChanged();
+    arbrun::takeSignalsAfterCall();
     return result;
 }

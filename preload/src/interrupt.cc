@@ -2,6 +2,8 @@
 // (cancel.h).
 #include "interrupt.h"
 
+#include <errno.h>
+
 #include "cancel.h"
 #include "shim.h"
 #include "signals.h"
@@ -12,11 +14,41 @@ bool interruptPending() {
     return onUserThread() && (cancelActionable() || signalDeliverable());
 }
 
-bool deliverInterrupts() {
+bool deliverInterrupts(bool honourRestart) {
     if (!onUserThread()) return false;
     if (cancelActionable()) actOnCancel();
     bool restartable = true;
-    return deliverPendingSignals(&restartable) > 0 && !restartable;
+    return deliverPendingSignals(&restartable) > 0 && (!restartable || !honourRestart);
+}
+
+bool signalInterruptPending() {
+    return signalDeliverable();  // false without a user thread's signal state
+}
+
+void runSignalHandlers() {
+    bool restartable = true;
+    deliverPendingSignals(&restartable);
+}
+
+void takeSignalsAfterCall() {
+    if (!signalDeliverable()) return;
+    const int savedErrno = errno;
+    runSignalHandlers();
+    errno = savedErrno;
+}
+
+InterruptibleBlockingCall::InterruptibleBlockingCall() {
+    markBlockingCall(+1);
+}
+
+InterruptibleBlockingCall::~InterruptibleBlockingCall() {
+    markBlockingCall(-1);
+}
+
+void actOnAsynchronousEvents() {
+    if (!onUserThread()) return;
+    if (asyncCancelActionable()) actOnCancel();
+    if (signalDeliverable()) runSignalHandlers();
 }
 
 }  // namespace arbrun

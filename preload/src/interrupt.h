@@ -1,5 +1,16 @@
 // Interruption of blocking calls by signals and cancellation: the contract between the waits
-// (sleeps, readiness waits, sigsuspend, ...) and the signal/cancellation machinery.
+// (sleeps, readiness waits, sigsuspend, locks, ...) and the signal/cancellation machinery.
+//
+// Two kinds of waits, as in glibc:
+// - cancellation points that signals may end (condvar waits, sem_wait, sleeps, join, sigwait,
+//   ...): interruptPending() / deliverInterrupts();
+// - waits that are not cancellation points and that a signal handler only pauses (mutexes,
+//   rwlocks, barriers, pthread_once, spinlocks): signalInterruptPending() / runSignalHandlers(),
+//   after which the wait goes on, as natively when the kernel runs the handler in the middle of a
+//   futex wait and restarts it.
+// Either way the handler runs on the waiting thread itself, in normal context, after the wait has
+// unlinked itself (nothing of the wait is left behind if the handler calls pthread_exit or
+// siglongjmp).
 #pragma once
 
 namespace arbrun {
@@ -12,7 +23,41 @@ bool interruptPending();
 
 // Acts on what interruptPending() reported: cancellation (does not return) and pending signals
 // (runs their handlers on this thread). Returns true when the interrupted call must fail with
-// EINTR (a handler ran without SA_RESTART, or POSIX never restarts that call).
-bool deliverInterrupts();
+// EINTR: a handler ran without SA_RESTART, or any handler ran when `honourRestart` is false (calls
+// that Linux never restarts, such as futex waits with a time-out: sem_timedwait).
+bool deliverInterrupts(bool honourRestart = true);
+
+// For waits that are not cancellation points: true when the calling user thread has a pending
+// signal it does not block (false on kernel threads).
+bool signalInterruptPending();
+// Runs the handlers of those signals on the calling thread; the caller then goes on waiting.
+void runSignalHandlers();
+
+// Marks the calling user thread, for its lifetime, as inside a system call that may block in the
+// kernel (blockingCall, io_wait.h). A signal for it then makes the call fail with EINTR instead of
+// waiting for the call to end (cutBlockingCallShort), so that its handler runs while the call
+// would natively have been interrupted.
+class InterruptibleBlockingCall {
+  public:
+    InterruptibleBlockingCall();
+    ~InterruptibleBlockingCall();
+    InterruptibleBlockingCall(const InterruptibleBlockingCall&) = delete;
+    InterruptibleBlockingCall& operator=(const InterruptibleBlockingCall&) = delete;
+};
+
+// For the SIGCANCEL handler (async-signal-safe) when the user thread running on this carrier has a
+// signal to take and is inside an InterruptibleBlockingCall: if the kernel restarted its system
+// call (the interrupted instruction is the `syscall` again), makes it return EINTR instead.
+void cutBlockingCallShort(void* ucontext);
+
+// At the end of a system call made through syscall() (whose result, and errno, the caller sees
+// next): pending signals run their handlers, as the kernel delivers them on its way back to user
+// space. Keeps errno as the call left it.
+void takeSignalsAfterCall();
+
+// For code that spins or computes inside this library (spinlocks): what a native thread spinning
+// there would have had happen asynchronously: pending signals run their handlers, and an
+// asynchronous cancellation acts (does not return).
+void actOnAsynchronousEvents();
 
 }  // namespace arbrun

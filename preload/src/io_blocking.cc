@@ -82,12 +82,15 @@ ARBRUN_EXPORT int flock(int fd, int op) {
     return ARBRUN_BLOCKING(flock, fd, op);
 }
 
+// System V IPC waits are never restarted after a handler (signal(7)).
 ARBRUN_EXPORT ssize_t msgrcv(int id, void* msg, size_t size, long type, int flags) {
-    return ARBRUN_BLOCKING(msgrcv, id, msg, size, type, flags);
+    if (!onUserThread()) return ARBRUN_REAL(msgrcv)(id, msg, size, type, flags);
+    return blockingCall([&] { return ARBRUN_REAL(msgrcv)(id, msg, size, type, flags); }, false);
 }
 
 ARBRUN_EXPORT int msgsnd(int id, const void* msg, size_t size, int flags) {
-    return ARBRUN_BLOCKING(msgsnd, id, msg, size, flags);
+    if (!onUserThread()) return ARBRUN_REAL(msgsnd)(id, msg, size, flags);
+    return blockingCall([&] { return ARBRUN_REAL(msgsnd)(id, msg, size, flags); }, false);
 }
 
 ARBRUN_EXPORT int recvmmsg(int fd, mmsghdr* v, unsigned n, int flags, timespec* timeout) {

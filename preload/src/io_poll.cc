@@ -81,7 +81,7 @@ int lookWaitLook(Interests&& interestsOf, uint64_t deadline, Look&& look, Fallba
             if (deadline != arbrt::kWaitForever) {
                 leftMs = now >= deadline ? 0 : int((deadline - now + kNsPerMs - 1) / kNsPerMs);
             }
-            return blockingCall([&] { return fallback(leftMs); });
+            return blockingCall([&] { return fallback(leftMs); }, false);  // never restarted
         }
         if (w == 0) return look();  // deadline: one last look, as the kernel does
     }

@@ -3,11 +3,13 @@
 // core can be lent meanwhile (layer A).
 #pragma once
 
+#include <errno.h>
 #include <sys/epoll.h>
 
 #include <cstdint>
 
 #include "arbrt/io.h"
+#include "interrupt.h"
 
 namespace arbrun {
 
@@ -30,11 +32,25 @@ bool isNonBlocking(int fd);
 // arbrt::kWaitForever for none or for a descriptor that is not a socket.
 uint64_t socketDeadline(int fd, bool sending);
 
-// Runs `call` as a blocking call (layer A): the core may be lent while it is in the kernel.
+// Runs `call` as a blocking call (layer A): the core may be lent while it is in the kernel. A
+// signal for the thread cuts the call short (EINTR, interrupt.h): its handlers then run here, and
+// the call is made again if every one had SA_RESTART and `honourRestart` (false for calls Linux
+// never restarts), as the kernel would; otherwise it fails with EINTR. Cancellation acts.
 template <typename F>
-auto blockingCall(F&& call) {
-    arbrt::BlockingCall bracket;
-    return call();
+auto blockingCall(F&& call, bool honourRestart = true) {
+    for (;;) {
+        decltype(call()) r;
+        {
+            arbrt::BlockingCall bracket;
+            InterruptibleBlockingCall mark;
+            r = call();
+        }
+        if (r != -1 || errno != EINTR || !interruptPending()) return r;
+        if (deliverInterrupts(honourRestart)) {
+            errno = EINTR;
+            return r;
+        }
+    }
 }
 
 }  // namespace arbrun

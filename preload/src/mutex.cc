@@ -27,6 +27,7 @@
 
 #include "arbrt/arbrt.h"
 #include "blocking_pass_through.h"
+#include "interrupt.h"
 #include "mutex_impl.h"
 #include "real_libc.h"
 #include "robust.h"
@@ -67,9 +68,12 @@ int acquireSlow(pthread_mutex_t* m, uint64_t deadlineNs) {
         if (pauses < kMaxPauses) pauses *= 2;
     }
     while (word.exchange(2, std::memory_order_acquire) != 0) {
-        const auto r = arbrt::park(
-            &word, [&] { return word.load(std::memory_order_relaxed) == 2; }, deadlineNs);
+        // Not a cancellation point; a signal handler runs and the wait goes on (interrupt.h).
+        const auto r = arbrt::parkInterruptible(
+            &word, [&] { return word.load(std::memory_order_relaxed) == 2; }, deadlineNs,
+            [] { return signalInterruptPending(); });
         if (r == arbrt::ParkResult::timedOut) return ETIMEDOUT;
+        if (r == arbrt::ParkResult::interrupted) runSignalHandlers();
     }
     return 0;
 }

@@ -15,6 +15,7 @@
 #include <atomic>
 
 #include "arbrt/arbrt.h"
+#include "interrupt.h"
 #include "shim.h"
 
 namespace arbrun {
@@ -51,9 +52,11 @@ int runOrWait(std::atomic<int>& word, void (*init)()) {
         int v = word.load(std::memory_order_acquire);
         if (v & kDone) return 0;
         if (v == mine) {
-            arbrt::park(
+            // Not a cancellation point: a signal's handler runs, then the wait goes on.
+            const auto r = arbrt::parkInterruptible(
                 &word, [&] { return word.load(std::memory_order_relaxed) == mine; },
-                arbrt::detail::kNoDeadline);
+                arbrt::detail::kNoDeadline, [] { return signalInterruptPending(); });
+            if (r == arbrt::ParkResult::interrupted) runSignalHandlers();
             continue;
         }
         // 0, or in progress in the process we were forked from: claim it.

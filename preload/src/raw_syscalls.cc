@@ -42,8 +42,10 @@
 #include "credentials.h"
 #include "futex.h"
 #include "io_uring.h"
+#include "interrupt.h"
 #include "kernel_sigaction.h"
 #include "raw_syscalls.h"
+#include "robust_list.h"
 #include "shared_memory.h"
 
 namespace arbrun {
@@ -181,6 +183,11 @@ long route(long n, const long a[6]) {
             return sigactionCall(a);
         case SYS_exit:
             pthread_exit(nullptr);
+        case SYS_set_robust_list:
+        case SYS_get_robust_list: {
+            const long r = userRobustListCall(n, a);
+            return r == kNotHandled ? passThrough(n, a) : r;
+        }
         default: {
             long r;
             if (credentialCall(n, a, &r)) return r;  // credential state (credentials.h)
@@ -195,6 +202,7 @@ long route(long n, const long a[6]) {
 long handleRawSyscall(long number, const long args[6]) {
     const int savedErrno = errno;
     const long result = route(number, args);
+    if (signalInterruptPending()) runSignalHandlers();  // as on the kernel's way back
     errno = savedErrno;
     return result;
 }

@@ -7,6 +7,7 @@
 #include <climits>
 
 #include "arbrt/arbrt.h"
+#include "interrupt.h"
 #include "mutex_impl.h"
 #include "real_libc.h"
 #include "shim.h"
@@ -104,9 +105,11 @@ int acquire(pthread_mutex_t* m, uint64_t deadlineNs, bool tryOnly) {
         const int old = word.exchange(2, std::memory_order_acquire);
         if (old == 0) return 0;
         if (old == kOwnerDied) return kAcquiredFromDeadOwner;
-        const auto r = arbrt::park(
-            &word, [&] { return word.load(std::memory_order_relaxed) == 2; }, deadlineNs);
+        const auto r = arbrt::parkInterruptible(
+            &word, [&] { return word.load(std::memory_order_relaxed) == 2; }, deadlineNs,
+            [] { return signalInterruptPending(); });
         if (r == arbrt::ParkResult::timedOut) return ETIMEDOUT;
+        if (r == arbrt::ParkResult::interrupted) runSignalHandlers();  // then waits on
     }
 }
 

@@ -24,6 +24,7 @@
 
 #include "arbrt/arbrt.h"
 #include "blocking_pass_through.h"
+#include "interrupt.h"
 #include "real_libc.h"
 #include "shim.h"
 
@@ -147,15 +148,17 @@ int readLock(pthread_rwlock_t* rw, uint64_t deadlineNs) {
         err = tryRead(rw, writerFirst);
         if (err != EBUSY) return err;
         if (!announceWaiter(word, kReadersWaiting, blocked)) continue;
-        const auto r = arbrt::park(
+        const auto r = arbrt::parkInterruptible(
             readersQueue(rw),
             [&] {
                 const uint32_t s = word.load(std::memory_order_relaxed);
                 return (s & kReadersWaiting) && blocked(s);
             },
-            deadlineNs);
+            deadlineNs, [] { return signalInterruptPending(); });
         // The bit may stay set after a time-out: the next release clears it (a spurious unpark).
         if (r == arbrt::ParkResult::timedOut) return ETIMEDOUT;
+        // Not a cancellation point: a signal's handler runs, then the wait goes on.
+        if (r == arbrt::ParkResult::interrupted) runSignalHandlers();
     }
 }
 
@@ -171,17 +174,19 @@ int writeLock(pthread_rwlock_t* rw, uint64_t deadlineNs) {
         // holder's release still wakes the next writer (or the readers behind the bit).
         if (!announceWaiter(word, kWritersWaiting, writerBlocked)) continue;
         extraBits = kWritersWaiting;
-        const auto r = arbrt::park(
+        const auto r = arbrt::parkInterruptible(
             writersQueue(rw),
             [&] {
                 const uint32_t s = word.load(std::memory_order_relaxed);
                 return (s & kWritersWaiting) && writerBlocked(s);
             },
-            deadlineNs);
+            deadlineNs, [] { return signalInterruptPending(); });
         if (r == arbrt::ParkResult::timedOut) {
             // Last chance, as POSIX has no time-out for a lock that is free.
             return tryWrite(rw, extraBits) ? 0 : ETIMEDOUT;
         }
+        // The writers-waiting bit stays set, as after a time-out: the next release clears it.
+        if (r == arbrt::ParkResult::interrupted) runSignalHandlers();
     }
 }
 

@@ -87,9 +87,11 @@ int waitSlow(Semaphore& sem, uint64_t deadlineNs) {
             return ETIMEDOUT;
         }
         if (r == arbrt::ParkResult::interrupted) {
-            // Cancellation does not return; a handler without SA_RESTART ends the wait (EINTR).
+            // Cancellation does not return; a handler without SA_RESTART ends the wait (EINTR),
+            // and any handler ends a timed one (as glibc on Linux: the kernel never restarts a
+            // futex wait with a time-out).
             sem.data.fetch_sub(kOneWaiter, std::memory_order_relaxed);
-            if (deliverInterrupts()) return EINTR;
+            if (deliverInterrupts(deadlineNs == arbrt::detail::kNoDeadline)) return EINTR;
             sem.data.fetch_add(kOneWaiter, std::memory_order_relaxed);
         }
     }

@@ -34,7 +34,19 @@ struct SignalThreadState {
     SignalThreadState* prev;
     SignalThreadState* next;
     arbrt::ThreadId self;  // this thread's handle, for waking it
+    // Program handlers running in kernel context on this thread (called from the kernel's signal
+    // frame on a carrier, whose real mask then blocks every signal): how many, a stack address
+    // just below the outermost one's frame, and the real mask it interrupted. A handler that
+    // leaves by siglongjmp or pthread_exit skips the kernel's sigreturn, so those restore the
+    // real mask. Written and read only by the thread itself.
+    uint32_t kernelHandlers;
+    uintptr_t kernelHandlerSp;
+    uint64_t kernelHandlerMask;
+    // Non-zero while the thread is inside blockingCall() (a system call that may block in the
+    // kernel): a signal for it may then cut the call short (cutBlockingCallShort). Written by the
+    // thread itself; read by the SIGCANCEL handler on its carrier while it runs there.
+    uint32_t inBlockingCall;
 };
-static_assert(sizeof(SignalThreadState) <= 96, "keep the signal state within its share");
+static_assert(sizeof(SignalThreadState) <= 128, "keep the signal state within its share");
 
 }  // namespace arbrun

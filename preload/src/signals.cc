@@ -2,6 +2,7 @@
 // process-wide pending set and the helper thread that hands it out, and the thread-directed calls.
 #include "signals.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
 #include <linux/futex.h>
@@ -11,13 +12,16 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <mutex>
+#include <new>
 
 #include "arbrt/arbrt.h"
 #include "arbrt/sync.h"
 #include "cancel.h"
+#include "interrupt.h"
 #include "kernel_sigaction.h"
 #include "raw_syscall.h"
 #include "real_libc.h"
@@ -78,6 +82,11 @@ SpinLock gActionLock;
 std::atomic<uint64_t> gProcessPending{0};
 SpinLock gInfoLock;
 siginfo_t gInfo[kMaxSignal + 1];
+// The thread chosen to take each process-pending signal, as the kernel chooses one to wake: only it
+// takes the signal at its interruptible points (null: any thread that does not block it). Set
+// before the signal's pending bit by whoever records it (the main thread when it wants it) and by
+// the helper; left as it is after a take (the next instance sets it again).
+std::atomic<SignalThreadState*> gTaker[kMaxSignal + 1];
 
 // --- Values queued by pthread_sigqueue to a thread, until it takes the signal.
 struct Queued {
@@ -92,24 +101,34 @@ Queued gQueue[kQueueSlots];
 // --- The registry of live user threads (for choosing who gets a process-directed signal).
 SpinLock gRegistryLock;
 SignalThreadState* gRegistryHead = nullptr;
+// The thread running main() (the first one registered; in a fork child, the forking thread), which
+// the kernel prefers for a process-directed signal it does not block: programs rely on it (a main
+// thread in pause() that its workers wake with kill(getpid(), ...)). Null once it has ended.
+// Written under gRegistryLock; read without it (a snapshot is enough to choose).
+std::atomic<SignalThreadState*> gLeader{nullptr};
 
 // --- The helper thread: a kernel thread with every signal blocked that hands process-pending
-// signals to a thread (handlers must not touch the runtime's locks). Handlers set gUndistributed
-// and wake it through gHelperWord (a futex).
-std::atomic<uint64_t> gUndistributed{0};
+// signals to a thread and alerts again threads that have not taken theirs (handlers must not touch
+// the runtime's locks). Woken through gHelperWord (a futex).
 std::atomic<uint32_t> gHelperWord{0};
 
-// This library's code, where an asynchronous handler must not run (written once, before the first
-// wrapper is installed).
-std::atomic<uintptr_t> gTextBegin{0}, gTextEnd{0};
+// This library's code and the context-switch code it runs (Boost.Context, when a shared library),
+// where an asynchronous handler must not run: written once at start-up (initCodeRanges), before
+// any handler that reads them is installed.
+struct CodeRange {
+    std::atomic<uintptr_t> begin{0}, end{0};
+};
+CodeRange gCode[2];
 
-void findLibraryText() {
-    Dl_info info;
-    if (!dladdr(reinterpret_cast<void*>(&findLibraryText), &info)) return;
+struct Segment {
+    uintptr_t begin, end;
+};
+
+// The executable segment of the loaded object that contains `code` ({0, 0} if none).
+Segment textSegmentOf(const void* code) {
     struct Search {
-        const void* base;
-        uintptr_t begin, end;
-    } search{info.dli_fbase, 0, 0};
+        uintptr_t code, begin, end;
+    } search{reinterpret_cast<uintptr_t>(code), 0, 0};
     dl_iterate_phdr(
         [](dl_phdr_info* object, size_t, void* raw) -> int {
             auto* s = static_cast<Search*>(raw);
@@ -117,9 +136,7 @@ void findLibraryText() {
                 const ElfW(Phdr)& ph = object->dlpi_phdr[i];
                 if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
                 const uintptr_t begin = object->dlpi_addr + ph.p_vaddr;
-                if (reinterpret_cast<uintptr_t>(s->base) > begin + ph.p_memsz) continue;
-                if (begin + ph.p_memsz < reinterpret_cast<uintptr_t>(&findLibraryText)) continue;
-                if (begin > reinterpret_cast<uintptr_t>(&findLibraryText)) continue;
+                if (s->code < begin || s->code >= begin + ph.p_memsz) continue;
                 s->begin = begin;
                 s->end = begin + ph.p_memsz;
                 return 1;
@@ -127,8 +144,13 @@ void findLibraryText() {
             return 0;
         },
         &search);
-    gTextBegin.store(search.begin, std::memory_order_relaxed);
-    gTextEnd.store(search.end, std::memory_order_release);
+    return Segment{search.begin, search.end};
+}
+
+// Release: a handler that reads `end` with acquire sees `begin` too.
+void storeRange(CodeRange& to, Segment from) {
+    to.begin.store(from.begin, std::memory_order_relaxed);
+    to.end.store(from.end, std::memory_order_release);
 }
 
 // Blocks every real signal on the calling kernel thread for a scope (critical sections that a
@@ -218,17 +240,48 @@ void defaultAction(int sig) {
     rawSyscall(SYS_tgkill, getpid(), rawSyscall(SYS_gettid), sig);
 }
 
+void ensureWrapped(int sig);
+
+// The program's disposition of `sig` is to ignore it (SIG_IGN, or SIG_DFL for a signal ignored by
+// default). Until the wrapper is installed for it, the kernel's disposition is the program's own.
+bool ignoredNow(int sig) {
+    void* handler;
+    if (gActions[sig].wrapped.load(std::memory_order_acquire)) {
+        handler = gActions[sig].handler.load(std::memory_order_acquire);
+    } else {
+        struct sigaction current {};
+        ARBRUN_REAL(sigaction)(sig, nullptr, &current);
+        handler = reinterpret_cast<void*>(current.sa_handler);
+    }
+    return handler == reinterpret_cast<void*>(SIG_IGN) ||
+           (handler == reinterpret_cast<void*>(SIG_DFL) && ignoredByDefault(sig));
+}
+
 // Runs the program's disposition for `sig` on the calling thread (`me` null: a kernel thread that
 // is not a user thread, for synchronous faults only). `context` may be null (synchronous delivery
-// from a pending set): the handler then gets a ucontext with the thread's mask.
-void runDisposition(SignalThreadState* me, int sig, siginfo_t* info, void* context) {
+// from a pending set): the handler then gets a ucontext with the thread's mask. Returns the
+// handler's sa_flags if a handler ran, -1 if not (ignored, or the default action returned).
+int runDisposition(SignalThreadState* me, int sig, siginfo_t* info, void* context) {
     Action& a = gActions[sig];
+    if (!a.wrapped.load(std::memory_order_acquire)) {
+        // Not recorded yet (normal context only: the kernel runs onSignal for wrapped signals):
+        // SIG_DFL and SIG_IGN stay the kernel's (SIGCHLD's SIG_IGN means more than ignoring); a
+        // handler installed before the runtime started becomes ours now.
+        struct sigaction current {};
+        ARBRUN_REAL(sigaction)(sig, nullptr, &current);
+        if (current.sa_handler == SIG_IGN) return -1;
+        if (current.sa_handler == SIG_DFL) {
+            defaultAction(sig);
+            return -1;
+        }
+        ensureWrapped(sig);
+    }
     void* handler = a.handler.load(std::memory_order_acquire);
     const int flags = a.flags.load(std::memory_order_relaxed);
-    if (handler == reinterpret_cast<void*>(SIG_IGN)) return;
+    if (handler == reinterpret_cast<void*>(SIG_IGN)) return -1;
     if (handler == reinterpret_cast<void*>(SIG_DFL)) {
         defaultAction(sig);
-        return;
+        return -1;
     }
     if (flags & SA_RESETHAND) a.handler.store(reinterpret_cast<void*>(SIG_DFL));
     ucontext_t local;
@@ -241,7 +294,7 @@ void runDisposition(SignalThreadState* me, int sig, siginfo_t* info, void* conte
     HandlerCall call{handler, flags, sig, info, context};
     if (!me) {
         callHandler(&call);
-        return;
+        return flags;
     }
     uint64_t during = old | a.mask.load(std::memory_order_relaxed);
     if (!(flags & SA_NODEFER)) during |= bit(sig);
@@ -254,14 +307,66 @@ void runDisposition(SignalThreadState* me, int sig, siginfo_t* info, void* conte
         callHandler(&call);
     }
     me->blocked.store(old, std::memory_order_seq_cst);
+    return flags;
 }
 
-// Picks the thread that should take process-pending `sig`: one waiting for it in sigwait, else
-// one that does not block it. Runs in normal context (helper thread, mask changes).
-void distribute(int sig) {
-    if (!(gProcessPending.load(std::memory_order_seq_cst) & bit(sig))) return;
+// Runs the program's handler from the kernel's signal frame (onSignal), recording it for a
+// handler that leaves without returning (restoreRealMaskIfLeft). The anchor is a stack address
+// below the interrupted code's frames and above the handler's.
+void runInKernelContext(SignalThreadState* me, int sig, siginfo_t* info, void* context) {
+    char anchor;
+    if (me->kernelHandlers++ == 0) {
+        me->kernelHandlerSp = reinterpret_cast<uintptr_t>(&anchor);
+        std::memcpy(&me->kernelHandlerMask, &static_cast<ucontext_t*>(context)->uc_sigmask,
+                    sizeof me->kernelHandlerMask);
+    }
+    runDisposition(me, sig, info, context);
+    --me->kernelHandlers;
+}
+
+// A handler run in kernel context left it for good (siglongjmp to `targetSp`, above its frame, or
+// pthread_exit: targetSp ~0): the kernel's sigreturn will not restore the carrier's real mask,
+// which still blocks every signal. Restore it here.
+void restoreRealMaskIfLeft(SignalThreadState* me, uintptr_t targetSp) {
+    if (!me || me->kernelHandlers == 0 || targetSp <= me->kernelHandlerSp) return;
+    me->kernelHandlers = 0;
+    sigset_t mask;
+    fromMask(me->kernelHandlerMask, &mask);
+    ARBRUN_REAL(pthread_sigmask)(SIG_SETMASK, &mask, nullptr);
+}
+
+// Whether `t` would take `sig` now: it does not block it, or waits for it in sigwait.
+bool wants(const SignalThreadState* t, int sig) {
+    return (t->waitingFor.load(std::memory_order_seq_cst) & bit(sig)) ||
+           !(t->blocked.load(std::memory_order_seq_cst) & bit(sig));
+}
+
+// Makes the user thread `t` look at its pending signals: wakes it from an interruptible wait
+// (arbrt::signal) and interrupts it where it runs now, if it computes at a safe point. True when
+// it was running (its carrier was interrupted: it may have refused, see interruptUserThread).
+bool alertThread(arbrt::ThreadId t) {
+    arbrt::signal(t);
+    return interruptUserThread(t);
+}
+
+// What an alerting pass left behind (the helper's retry policy).
+enum class Outstanding { none, waiting, running };
+
+Outstanding worse(Outstanding a, Outstanding b) {
+    return int(a) > int(b) ? a : b;
+}
+
+// Picks the thread that should take process-pending `sig`: the main thread if it wants it (as the
+// kernel does), else one waiting for it in sigwait, else one that does not block it, and alerts
+// it. Runs in normal context (the helper thread).
+Outstanding distribute(int sig) {
+    if (!(gProcessPending.load(std::memory_order_seq_cst) & bit(sig))) return Outstanding::none;
     arbrt::ThreadId pick{};
     gRegistryLock.lock();
+    if (SignalThreadState* leader = gLeader.load(std::memory_order_relaxed);
+        leader && wants(leader, sig)) {
+        pick = leader->self;
+    }
     for (SignalThreadState* t = gRegistryHead; t && !pick; t = t->next) {
         if (t->waitingFor.load(std::memory_order_seq_cst) & bit(sig)) pick = t->self;
     }
@@ -269,20 +374,60 @@ void distribute(int sig) {
         if (!(t->blocked.load(std::memory_order_seq_cst) & bit(sig))) pick = t->self;
     }
     gRegistryLock.unlock();
-    if (pick) arbrt::signal(pick);
+    if (!pick) return Outstanding::none;  // nobody takes it now: a mask change will
+    gTaker[sig].store(&shimStateOf(pick)->signals, std::memory_order_release);
+    return alertThread(pick) ? Outstanding::running : Outstanding::waiting;
 }
 
+// Alerts again the running threads that have thread-directed signals they do not block (sent with
+// pthread_kill while they computed somewhere their carrier's interruption was refused).
+Outstanding realertThreads() {
+    constexpr int kBatch = 16;
+    arbrt::ThreadId targets[kBatch];
+    int n = 0;
+    gRegistryLock.lock();
+    for (SignalThreadState* t = gRegistryHead; t && n < kBatch; t = t->next) {
+        if (t->pending.load(std::memory_order_seq_cst) &
+            ~t->blocked.load(std::memory_order_seq_cst)) {
+            targets[n++] = t->self;
+        }
+    }
+    gRegistryLock.unlock();
+    Outstanding left = Outstanding::none;
+    for (int i = 0; i < n; ++i) {
+        if (interruptUserThread(targets[i])) left = Outstanding::running;
+    }
+    return left;
+}
+
+// The helper's loop. A signal handed to a thread stays pending until that thread takes it. One
+// that runs inside libc or this library when its carrier is interrupted takes it only at its next
+// interruptible point, which a thread looping in calls that never wait may not reach for long: it
+// is interrupted again every millisecond while it runs. A process-directed signal whose taker is
+// parked (in a wait no signal ends) is handed out again after 2, 4, ... up to 128 ms (another
+// thread may unblock it meanwhile).
 void helperLoop() {
+    constexpr long kRunningRetryNs = 1'000'000, kMaxRetryNs = 128'000'000;
+    long waitNs = 0;  // 0: nothing outstanding
     for (;;) {
         if (gHelperWord.exchange(0, std::memory_order_acquire) == 0) {
-            rawSyscall(SYS_futex, reinterpret_cast<long>(&gHelperWord), FUTEX_WAIT_PRIVATE, 0, 0);
-            continue;
+            timespec pause{0, waitNs};
+            rawSyscall(SYS_futex, reinterpret_cast<long>(&gHelperWord), FUTEX_WAIT_PRIVATE, 0,
+                       waitNs ? reinterpret_cast<long>(&pause) : 0);
         }
-        uint64_t sigs = gUndistributed.exchange(0, std::memory_order_acq_rel);
+        Outstanding left = realertThreads();
+        uint64_t sigs = gProcessPending.load(std::memory_order_seq_cst);
         while (sigs) {
             const int sig = __builtin_ctzll(sigs) + 1;
             sigs &= sigs - 1;
-            distribute(sig);
+            left = worse(left, distribute(sig));
+        }
+        if (left == Outstanding::running) {
+            waitNs = kRunningRetryNs;
+        } else if (left == Outstanding::waiting) {
+            waitNs = waitNs ? std::min(2 * waitNs, kMaxRetryNs) : 2 * kRunningRetryNs;
+        } else {
+            waitNs = 0;
         }
     }
 }
@@ -304,14 +449,15 @@ void startHelper() {
     pthread_detach(thread);
 }
 
-void wakeHelper(int sig) {
-    gUndistributed.fetch_or(bit(sig), std::memory_order_acq_rel);
+void wakeHelper() {
     gHelperWord.store(1, std::memory_order_release);
     rawSyscall(SYS_futex, reinterpret_cast<long>(&gHelperWord), FUTEX_WAKE_PRIVATE, 1);
 }
 
-// Records a process-directed signal and has it handed to a thread.
+// Records a process-directed signal and has it handed to a thread. Async-signal-safe.
 void pendProcess(int sig, const siginfo_t* info) {
+    SignalThreadState* leader = gLeader.load(std::memory_order_relaxed);
+    gTaker[sig].store(leader && wants(leader, sig) ? leader : nullptr, std::memory_order_release);
     if (gInfoLock.tryLock()) {
         if (!(gProcessPending.load(std::memory_order_relaxed) & bit(sig))) gInfo[sig] = *info;
         gProcessPending.fetch_or(bit(sig), std::memory_order_seq_cst);
@@ -319,7 +465,7 @@ void pendProcess(int sig, const siginfo_t* info) {
     } else {
         gProcessPending.fetch_or(bit(sig), std::memory_order_seq_cst);
     }
-    wakeHelper(sig);
+    wakeHelper();
 }
 
 // The kernel-side handler of every wrapped signal (all real signals blocked while it runs).
@@ -329,11 +475,15 @@ void onSignal(int sig, siginfo_t* info, void* context) {
     SignalThreadState* me = selfSignals();
     const auto* uc = static_cast<const ucontext_t*>(context);
     const auto pc = uintptr_t(uc->uc_mcontext.gregs[REG_RIP]);
+    const SignalThreadState* leader = gLeader.load(std::memory_order_relaxed);
     if (isFault(sig) && info->si_code > 0) {
         runDisposition(me, sig, info, context);  // synchronous: on the faulting thread, now
     } else if (me && !(me->blocked.load(std::memory_order_seq_cst) & bit(sig)) &&
-               !pcInLibrary(pc)) {
-        runDisposition(me, sig, info, context);
+               !pcInLibrary(pc) &&
+               (info->si_code == SI_TKILL || !leader || leader == me || !wants(leader, sig))) {
+        // Here and now, unless it is process-directed and the main thread wants it (the helper
+        // hands it to that thread then).
+        runInKernelContext(me, sig, info, context);
     } else {
         pendProcess(sig, info);
     }
@@ -359,11 +509,15 @@ void recordLocked(int sig, const struct sigaction& act) {
     a.mask.store(toMask(&act.sa_mask) & ~kUnblockable, std::memory_order_relaxed);
 }
 
+// Whether the helper was started (written once, under initOnce; read after fork).
+std::atomic<bool> gHelperStarted{false};
+
 void initOnce() {
     static std::once_flag once;
     std::call_once(once, [] {
-        findLibraryText();
+        initCodeRanges();
         startHelper();
+        gHelperStarted.store(true, std::memory_order_release);
     });
 }
 
@@ -422,16 +576,28 @@ bool takeSignal(SignalThreadState* me, int sig, siginfo_t* info) {
     return true;
 }
 
-uint64_t pendingFor(const SignalThreadState* me) {
-    return me->pending.load(std::memory_order_seq_cst) |
-           gProcessPending.load(std::memory_order_seq_cst);
+// The process-pending signals `me` may take: those chosen for it or for nobody in particular.
+uint64_t processPendingFor(const SignalThreadState* me) {
+    uint64_t pending = gProcessPending.load(std::memory_order_seq_cst);
+    for (uint64_t bits = pending; bits; bits &= bits - 1) {
+        const int sig = __builtin_ctzll(bits) + 1;
+        const SignalThreadState* taker = gTaker[sig].load(std::memory_order_acquire);
+        if (taker && taker != me) pending &= ~bit(sig);
+    }
+    return pending;
 }
 
-// Queues `sig` (with `value` if given) on the user thread `target` and wakes it.
+uint64_t pendingFor(const SignalThreadState* me) {
+    return me->pending.load(std::memory_order_seq_cst) | processPendingFor(me);
+}
+
+// Queues `sig` (with `value` if given) on the user thread `target` and wakes it. A signal the
+// target does not block and the program ignores is discarded, as the kernel does when it is sent.
 int sendToThread(arbrt::ThreadId target, int sig, const sigval* value) {
     ShimThreadState* state = shimStateOf(target);
     if (!state) return ESRCH;
     SignalThreadState* t = &state->signals;
+    if (!(t->blocked.load(std::memory_order_seq_cst) & bit(sig)) && ignoredNow(sig)) return 0;
     if (value) {
         std::lock_guard<SpinLock> lock(gQueueLock);
         Queued* slot = nullptr;
@@ -452,7 +618,13 @@ int sendToThread(arbrt::ThreadId target, int sig, const sigval* value) {
             deliverPendingSignals(&restartable);
         }
     } else {
-        arbrt::signal(target);
+        arbrt::signal(target);  // also wakes a sigwait for it
+        // Where it runs now: only if it takes the signal (a blocked one waits for setMask). If
+        // it runs, the helper makes sure it gets it (helperLoop).
+        if (!(t->blocked.load(std::memory_order_seq_cst) & bit(sig)) &&
+            interruptUserThread(target)) {
+            wakeHelper();
+        }
     }
     return 0;
 }
@@ -567,9 +739,24 @@ int setMask(int how, const sigset_t* set, sigset_t* old) {
 
 }  // namespace
 
+void initCodeRanges() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        storeRange(gCode[0], textSegmentOf(reinterpret_cast<void*>(&initCodeRanges)));
+        if (void* jump = dlsym(RTLD_DEFAULT, "jump_fcontext")) {
+            storeRange(gCode[1], textSegmentOf(jump));
+        }
+    });
+}
+
 bool pcInLibrary(uintptr_t pc) {
-    return pc >= gTextBegin.load(std::memory_order_acquire) &&
-           pc < gTextEnd.load(std::memory_order_acquire);
+    for (const CodeRange& r : gCode) {
+        if (pc < r.end.load(std::memory_order_acquire) &&
+            pc >= r.begin.load(std::memory_order_relaxed)) {
+            return true;
+        }
+    }
+    return false;
 }
 
 uint64_t currentSignalMask() {
@@ -590,24 +777,93 @@ void signalThreadStart(uint64_t inheritedMask) {
     if (gRegistryHead) gRegistryHead->prev = me;
     gRegistryHead = me;
     me->registered = 1;
+    static bool first = true;  // guarded by gRegistryLock
+    if (first) {
+        first = false;
+        gLeader.store(me, std::memory_order_relaxed);
+    }
 }
 
 void signalThreadEnd() {
     SignalThreadState* me = selfSignals();
-    if (!me || !me->registered) return;
+    if (!me) return;
+    restoreRealMaskIfLeft(me, ~uintptr_t{0});  // pthread_exit from a handler in kernel context
+    if (!me->registered) return;
     {
         std::lock_guard<SpinLock> lock(gRegistryLock);
         if (me->prev) me->prev->next = me->next;
         if (me->next) me->next->prev = me->prev;
         if (gRegistryHead == me) gRegistryHead = me->next;
         me->registered = 0;
+        if (gLeader.load(std::memory_order_relaxed) == me) {
+            gLeader.store(nullptr, std::memory_order_relaxed);
+        }
     }
+    bool chosen = false;  // signals chosen for it go to another thread
+    for (std::atomic<SignalThreadState*>& taker : gTaker) {
+        SignalThreadState* expected = me;
+        chosen |= taker.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
+    }
+    if (chosen) wakeHelper();
     if (me->queued.load()) {
         std::lock_guard<SpinLock> lock(gQueueLock);
         for (Queued& q : gQueue) {
             if (q.owner == me) q.owner = nullptr;
         }
     }
+}
+
+void markBlockingCall(int delta) {
+    if (SignalThreadState* me = selfSignals()) {
+        // Compiler barrier: the handler that reads it runs on this kernel thread.
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+        me->inBlockingCall += delta;
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+    }
+}
+
+void cutBlockingCallShort(void* ucontext) {
+    SignalThreadState* me = selfSignals();
+    if (!me || !me->inBlockingCall) return;
+    auto* uc = static_cast<ucontext_t*>(ucontext);
+    greg_t* r = uc->uc_mcontext.gregs;
+    // The kernel's restart (SIGCANCEL has SA_RESTART): back on the `syscall` instruction (0f 05)
+    // with the call's number in rax. Calls the kernel does not restart already return EINTR.
+    uint16_t insn;
+    std::memcpy(&insn, reinterpret_cast<const void*>(r[REG_RIP]), sizeof insn);
+    if (insn != 0x050f || r[REG_RAX] < 0 || r[REG_RAX] > 1024) return;
+    r[REG_RAX] = -EINTR;
+    r[REG_RIP] += 2;
+}
+
+void prepareLongJump(const uint64_t* savedMask, uintptr_t targetSp) {
+    SignalThreadState* me = selfSignals();
+    if (!me) return;
+    restoreRealMaskIfLeft(me, targetSp);
+    if (savedMask) me->blocked.store(*savedMask & ~kUnblockable, std::memory_order_seq_cst);
+}
+
+void signalsAfterFork() {
+    // Only the forking thread survives: locks a vanished thread held are free again, the registry
+    // holds the survivor alone (the others' states belong to stale threads), nothing is pending
+    // (a child starts with an empty pending set), and the helper thread is started anew.
+    new (&gActionLock) SpinLock();
+    new (&gInfoLock) SpinLock();
+    new (&gQueueLock) SpinLock();
+    new (&gRegistryLock) SpinLock();
+    gRegistryHead = nullptr;
+    gProcessPending.store(0, std::memory_order_relaxed);
+    for (std::atomic<SignalThreadState*>& taker : gTaker) taker.store(nullptr);
+    gHelperWord.store(0, std::memory_order_relaxed);
+    for (Queued& q : gQueue) q.owner = nullptr;
+    if (SignalThreadState* me = selfSignals(); me && me->registered) {
+        me->pending.store(0, std::memory_order_relaxed);
+        me->queued.store(0, std::memory_order_relaxed);
+        me->prev = me->next = nullptr;
+        gRegistryHead = me;
+    }
+    gLeader.store(gRegistryHead, std::memory_order_relaxed);  // the forking thread leads now
+    if (gHelperStarted.load(std::memory_order_acquire)) startHelper();
 }
 
 bool signalDeliverable() {
@@ -625,10 +881,9 @@ int deliverPendingSignals(bool* restartable) {
         const int sig = __builtin_ctzll(ready) + 1;
         siginfo_t info;
         if (!takeSignal(me, sig, &info)) continue;
-        if (!(gActions[sig].flags.load(std::memory_order_relaxed) & SA_RESTART)) {
-            *restartable = false;
-        }
-        runDisposition(me, sig, &info, nullptr);
+        const int flags = runDisposition(me, sig, &info, nullptr);
+        if (flags < 0) continue;  // ignored: interrupts nothing
+        if (!(flags & SA_RESTART)) *restartable = false;
         ++ran;
     }
 }
@@ -714,7 +969,7 @@ ARBRUN_EXPORT int sigprocmask(int how, const sigset_t* set, sigset_t* old) {
 ARBRUN_EXPORT int sigpending(sigset_t* set) {
     SignalThreadState* me = selfSignals();
     if (!me) return ARBRUN_REAL(sigpending)(set);
-    fromMask(pendingFor(me) & me->blocked.load(), set);
+    fromMask((me->pending.load() | gProcessPending.load()) & me->blocked.load(), set);
     return 0;
 }
 

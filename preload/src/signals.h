@@ -7,20 +7,26 @@
 //   keep their real masks as they are (nothing the program handles is blocked there), so the kernel
 //   may deliver a process-directed signal to any of them; the wrapper then decides.
 // - Masks are virtual (SignalThreadState::blocked). The wrapper runs the program's handler right
-//   away on the interrupted user thread when that thread does not block the signal and was not
-//   interrupted inside this library (whose locks it might hold); otherwise the signal becomes
-//   process-pending and one thread is chosen: a sigwait-er for it, else another user thread that
-//   does not block it (woken with arbrt::signal), else the interrupted one. Pending signals are
-//   delivered at the next interruptible point: waits that call interruptPending(), sleeps,
-//   sigmask changes, sched_yield-like points, pthread_testcancel.
+//   away on the interrupted user thread when that thread does not block the signal, was not
+//   interrupted inside this library or the context switch (pcInLibrary), and the signal is not a
+//   process-directed one the main thread wants; otherwise the signal becomes process-pending and
+//   one thread is chosen to take it (gTaker; only it takes it): the main thread if it wants it (as
+//   the kernel chooses), else a sigwait-er for it, else another user thread that does not block
+//   it. The chosen thread is alerted (alertThread: woken from an interruptible wait, interrupted
+//   where it runs), and alerted again until it takes the signal (the helper thread's loop).
+//   Pending signals are taken at interruptible points: waits (interrupt.h), sleeps, sigmask
+//   changes, sched_yield, syscall() returns, pthread_testcancel, a safe point of a running thread.
+// - A signal the program ignores, sent to a thread that does not block it, is discarded when sent
+//   (the kernel's rule); until a signal is wrapped, the kernel's disposition is the program's.
 // - pthread_kill/pthread_sigqueue to a user thread: pending on that thread, which is woken; to the
 //   caller itself: delivered before returning when not blocked. raise() is pthread_kill(self).
 // - Synchronous faults (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS raised by the kernel) run
 //   the handler at once on the faulting thread.
 // - A handler runs with the thread's virtual mask extended by sa_mask (and the signal itself unless
 //   SA_NODEFER), on the thread's alternate stack when SA_ONSTACK is set and one is configured.
-//   Limitation: a handler run from a pending set that siglongjmp()s out leaves the virtual mask as
-//   it was inside the handler (glibc restores only the carrier's real mask).
+// - A handler may leave by siglongjmp (setjmp.cc restores the virtual mask a sigsetjmp(env, 1)
+//   saved) or pthread_exit; one that ran in kernel context then has the carrier's real mask
+//   restored too.
 #pragma once
 
 #include <signal.h>
@@ -52,7 +58,24 @@ void catchTrappedSyscalls();
 // with the raw rt_sigaction. Read back from the SIGSYS wrapper libc installed.
 void (*libcSignalRestorer())();
 
-// Whether `pc` lies in this library's code (where an asynchronous handler must not run).
+// For siglongjmp on a user thread (setjmp.cc), before it jumps to a frame whose stack pointer is
+// `targetSp`: the virtual mask becomes *savedMask when the jump buffer saved one (null: unchanged,
+// as natively), and a jump out of handlers running in kernel context restores the carrier's real
+// mask (the kernel's sigreturn, which would have, never runs).
+void prepareLongJump(const uint64_t* savedMask, uintptr_t targetSp);
+
+// In a fork child, on the forking thread (fork.cc): resets what other threads may have held or
+// left behind and restarts the helper thread that hands out process-directed signals.
+void signalsAfterFork();
+
+// Counts the calling user thread into (+1) or out of (-1) a blocking call
+// (InterruptibleBlockingCall).
+void markBlockingCall(int delta);
+
+// Start-up (before any handler that calls pcInLibrary is installed): finds the code ranges below.
+void initCodeRanges();
+// Whether `pc` lies in this library's code or in the context-switch code it runs (Boost.Context),
+// where an asynchronous handler must not run.
 bool pcInLibrary(uintptr_t pc);
 
 }  // namespace arbrun

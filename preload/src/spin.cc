@@ -10,6 +10,7 @@
 #include <atomic>
 
 #include "arbrt/arbrt.h"
+#include "interrupt.h"
 #include "real_libc.h"
 #include "shim.h"
 
@@ -60,10 +61,16 @@ ARBRUN_EXPORT int pthread_spin_destroy(pthread_spinlock_t* /*lock*/) {
     return 0;
 }
 
+// A native thread spinning here would take signals and an asynchronous cancellation at once: a
+// waiter here does between its attempts (its carrier's interruption is refused inside this
+// library, cancel.h).
 ARBRUN_EXPORT int pthread_spin_lock(pthread_spinlock_t* lock) {
     while (!tryAcquire(lock)) {
         spinWhileHeld(lock);
-        if (word(lock).load(std::memory_order_relaxed) <= kHeld) letOthersRun();
+        if (word(lock).load(std::memory_order_relaxed) <= kHeld) {
+            letOthersRun();
+            actOnAsynchronousEvents();
+        }
     }
     return 0;
 }

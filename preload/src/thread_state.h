@@ -9,6 +9,7 @@
 #include "classes.h"
 #include "identity_state.h"
 #include "schedule_state.h"
+#include "robust_list.h"
 #include "signal_state.h"
 
 namespace arbrun {
@@ -19,6 +20,7 @@ struct ShimThreadState {
     IdentityState identity;        // name and affinity (identity_state.h)
     ScheduleState schedule;        // scheduling policy and priority (schedule_state.h)
     SignalThreadState signals;     // masks, pending signals, sigaltstack (signal_state.h)
+    RobustListState robustList;    // set_robust_list registration (robust_list.h)
 };
 static_assert(sizeof(ShimThreadState) <= arbrt::kThreadExtensionBytes,
               "the per-thread shim state must fit the runtime's extension storage");

@@ -181,6 +181,8 @@ ARBRUN_EXPORT int pthread_detach(pthread_t thread) {
 ARBRUN_EXPORT int sched_yield() {
     if (!onUserThread()) return ARBRUN_REAL(sched_yield)();
     arbrt::yieldCpu();  // another user thread of this core, else the CPU, as natively
+    // A signal sent meanwhile runs its handler on return, as after the native system call.
+    if (signalInterruptPending()) runSignalHandlers();
     return 0;
 }
 

@@ -118,6 +118,10 @@ struct alignas(64) ThreadContext {
     // atomically, since reservedCoreOf() reads it from any thread.
     Core* reservedCore = nullptr;
     bool reusedTcb = false;  // TCB held an earlier thread: reset libc's per-thread state at entry
+    // The preemption trampoline was entered by interruptAtSafePoint: run the resume hook without
+    // yielding. Written by the signal handler on the thread's carrier, read and cleared by the
+    // thread itself in the trampoline right after.
+    bool hookOnly = false;
     // The class setThreadClass() asked for (any thread), applied by the thread at its next switch.
     std::atomic<uint8_t> wantedClass{0};
     Stack stack;

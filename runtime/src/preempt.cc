@@ -75,10 +75,13 @@ uint64_t gLoadsSeen = 0;  // dl_iterate_phdr's load count at the last scan (moni
 // (clock_gettime, gettimeofday) is called from inside the runtime and libc, with their locks held
 // (a timer's deadline is converted under its core's timer lock): a thread switched out there would
 // leave that lock held, and every carrier spinning for it (a hang seen once in ~250 runs of the
-// semaphore compat program on a loaded host).
-constexpr const char* kUnsafeObjects[] = {"libc.so",     "ld-linux",     "libstdc++.so",
-                                          "libgcc_s.so", "libunwind",    "libpthread.so",
-                                          "libdl.so",    "linux-vdso.so"};
+// semaphore compat program on a loaded host). Boost.Context (when linked as a shared library) is
+// the context switch itself: inside jump_fcontext the stack pointer already belongs to the next
+// thread while the carrier still runs the previous one, and a preemption there saved one thread's
+// registers as another's (stress-ng --pthread: user stacks and carrier stacks overwritten).
+constexpr const char* kUnsafeObjects[] = {"libc.so",     "ld-linux",      "libstdc++.so",
+                                          "libgcc_s.so", "libunwind",     "libpthread.so",
+                                          "libdl.so",    "linux-vdso.so", "libboost_context"};
 
 bool unsafeByName(const char* path) {
     const char* base = std::strrchr(path, '/');
@@ -233,8 +236,12 @@ using namespace arbrt::detail;
 void arbrtPreempted(uint64_t* returnSlot) {
     ThreadContext* self = currentContext();
     *returnSlot = self->preemptedPc;
-    gPreemptions.fetch_add(1, std::memory_order_relaxed);
-    switchAway(self, AfterSwitch::requeue);
+    if (self->hookOnly) {
+        self->hookOnly = false;  // interruptAtSafePoint: only the hook, no switch
+    } else {
+        gPreemptions.fetch_add(1, std::memory_order_relaxed);
+        switchAway(self, AfterSwitch::requeue);
+    }
     if (auto hook = gResumeHook.load(std::memory_order_acquire)) hook();
 }
 
@@ -269,6 +276,26 @@ bool onPreemptSignal(void* ucontext) {
     const auto pc = uintptr_t(uc->uc_mcontext.gregs[REG_RIP]);
     if (inUnsafeCode(pc)) return true;
     t->preemptedPc = pc;
+    uc->uc_mcontext.gregs[REG_RIP] = greg_t(reinterpret_cast<uintptr_t>(&arbrt_preempt_trampoline));
+    return true;
+}
+
+// Async-signal-safe, like onPreemptSignal, whose safe-point checks it repeats; a thread that the
+// same signal already sent into the trampoline (a preemption) runs the hook after its yield.
+bool interruptAtSafePoint(void* ucontext) {
+    if (!gRuntime) return false;
+    Carrier* c = currentCarrier();
+    if (!c || !c->core) return false;
+    ThreadContext* t = currentContext();
+    if (!t || t->carrier != c) return false;
+    auto* uc = static_cast<ucontext_t*>(ucontext);
+    const auto pc = uintptr_t(uc->uc_mcontext.gregs[REG_RIP]);
+    if (pc == reinterpret_cast<uintptr_t>(&arbrt_preempt_trampoline)) return true;
+    uint64_t interruptedMask;
+    std::memcpy(&interruptedMask, &uc->uc_sigmask, sizeof interruptedMask);
+    if (interruptedMask != c->baseSigmask || inUnsafeCode(pc)) return false;
+    t->preemptedPc = pc;
+    t->hookOnly = true;
     uc->uc_mcontext.gregs[REG_RIP] = greg_t(reinterpret_cast<uintptr_t>(&arbrt_preempt_trampoline));
     return true;
 }

@@ -4,6 +4,7 @@
 // interrupted. The compute kernels live in a shared library of their own (preempt/workload.cc).
 #include <link.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <array>
@@ -129,6 +130,60 @@ TEST_F(Preempt, Filter_VdsoAndLibcAreUnsafeTheWorkloadIsNot) {
     ASSERT_NE(libc.first, 0u);
     EXPECT_TRUE(isUnsafeForPreemption(libc.first));
     EXPECT_FALSE(isUnsafeForPreemption(reinterpret_cast<uintptr_t>(&preempt_workload::spinFor)));
+}
+
+// Boost.Context's jump_fcontext is the context switch itself (its stack pointer already the next
+// thread's while the carrier runs the previous one): a preemption there saved one thread's
+// registers as another's. Unsafe when it is a shared library (skipped when linked statically).
+TEST_F(Preempt, Filter_BoostContextIsUnsafe) {
+    const auto boost = codeOf("libboost_context");
+    if (boost.first == 0) GTEST_SKIP() << "Boost.Context is not a shared library here";
+    EXPECT_TRUE(arbrt::detail::isUnsafeForPreemption(boost.first));
+    EXPECT_TRUE(arbrt::detail::isUnsafeForPreemption(boost.second - 1));
+}
+
+// interruptAtSafePoint, from a handler of the embedder's own signal: the computing thread runs the
+// resume hook (on itself, in normal context) and carries on without being switched out.
+std::atomic<bool> gHookStop{false};
+std::atomic<uint64_t> gHookRanOn{0};
+std::atomic<int> gRedirected{0};
+
+void onInterruptSignal(int, siginfo_t*, void* context) {
+    if (arbrt::interruptAtSafePoint(context)) gRedirected.fetch_add(1);
+}
+
+void stopFromHook() {
+    gHookRanOn.store(reinterpret_cast<uint64_t>(arbrt::self().context));
+    gHookStop.store(true);
+}
+
+TEST_F(Preempt, InterruptAtSafePoint_RunsResumeHookWithoutYield) {
+    struct sigaction sa {
+    }, old{};
+    sa.sa_sigaction = onInterruptSignal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    ASSERT_EQ(sigaction(SIGUSR2, &sa, &old), 0);
+    arbrt::setPreemptResumeHook(stopFromHook);
+    gHookStop.store(false);
+    const uint64_t before = arbrt::stats().preemptions;
+    const arbrt::ThreadId spinner =
+        arbrt::createThread([] { preempt_workload::spinUntil(&gHookStop); });
+    // The test thread is not a user thread: it signals the spinner's carrier until the hook ran
+    // (the first signals may land before the spinner runs, or in the runtime: refused).
+    const uint64_t deadline = arbrt::nowNs() + 20 * arbrt_test::kSecond;
+    while (!gHookStop.load() && arbrt::nowNs() < deadline) {
+        if (const int tid = arbrt::kernelTidOf(spinner))
+            syscall(SYS_tgkill, getpid(), tid, SIGUSR2);
+        usleep(200);
+    }
+    EXPECT_EQ(arbrt::join(spinner), 0);
+    arbrt::setPreemptResumeHook(nullptr);
+    sigaction(SIGUSR2, &old, nullptr);
+    EXPECT_TRUE(gHookStop.load()) << "the hook never ran";
+    EXPECT_EQ(gHookRanOn.load(), reinterpret_cast<uint64_t>(spinner.context));
+    EXPECT_GE(gRedirected.load(), 1);
+    EXPECT_EQ(arbrt::stats().preemptions, before) << "interrupting must not switch it out";
 }
 
 }  // namespace

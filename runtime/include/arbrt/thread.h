@@ -118,6 +118,12 @@ struct RuntimeOptions {
 // with the runtime is preempted only in code of its other objects (the preload library has no such
 // limit).
 bool onPreemptSignal(void* ucontext);
+// For the embedder's signal handlers on a carrier (async-signal-safe): if the user thread running
+// there was interrupted at a safe point (as preemption defines it), changes `ucontext` so that it
+// runs the resume hook (setPreemptResumeHook) in normal context as soon as the handler returns,
+// and then its interrupted code, without yielding. True if so, or if it is already on its way to
+// the hook (preempted by the same signal); false otherwise (the caller acts later).
+bool interruptAtSafePoint(void* ucontext);
 // For the embedder's SIGSYS handler (async-signal-safe): true when the signal was a system call
 // trapped by syscall user dispatch (si_code SYS_USER_DISPATCH), now dealt with: `ucontext` then
 // either holds the call's result or leads into the runtime's trampoline. False for any other
