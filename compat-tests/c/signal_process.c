@@ -259,9 +259,9 @@ static void check_main_thread_preferred(void) {
                atomic_load(&alarms_armed)) {
             sched_yield();  // the last one armed lands on main (it does not block SIGALRM)
         }
-        CHECK(!atomic_load(&other_handled),
-              "a timer's SIGALRM ran its handler in a worker while "
-              "the main thread did not block it");
+        // Not checked: that no worker ran it. Linux prefers the main thread only while it "wants"
+        // the signal (running, or nothing pending), so natively a worker may take one now and
+        // then (seen in CI); POSIX allows any thread that does not block it.
     }
     sigmask_one(SIG_BLOCK, SIGALRM);
 }
