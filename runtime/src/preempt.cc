@@ -251,6 +251,28 @@ void setPreemptResumeHook(void (*hook)()) {
     gResumeHook.store(hook, std::memory_order_release);
 }
 
+namespace {
+
+// Whether the signal interrupted a handler of the program's rather than its normal flow: the mask
+// then differs from the carrier's base mask, and switching out would strand the handler's frame.
+bool interruptedInHandler(const Carrier* c, const ucontext_t* uc) {
+    uint64_t interruptedMask;
+    std::memcpy(&interruptedMask, &uc->uc_sigmask, sizeof interruptedMask);
+    return interruptedMask != c->baseSigmask;
+}
+
+// Makes the signal return into the preemption trampoline instead of the interrupted code, unless
+// that code must not switch (inUnsafeCode); false then. Async-signal-safe.
+bool redirectToTrampoline(ThreadContext* t, ucontext_t* uc) {
+    const auto pc = uintptr_t(uc->uc_mcontext.gregs[REG_RIP]);
+    if (inUnsafeCode(pc)) return false;
+    t->preemptedPc = pc;
+    uc->uc_mcontext.gregs[REG_RIP] = greg_t(reinterpret_cast<uintptr_t>(&arbrt_preempt_trampoline));
+    return true;
+}
+
+}  // namespace
+
 // Async-signal-safe: memory reads and writes only. A request is consumed whatever the outcome, so
 // a refused one (unsafe code, stale) is not acted on later by surprise; the monitor asks again.
 bool onPreemptSignal(void* ucontext) {
@@ -266,17 +288,12 @@ bool onPreemptSignal(void* ucontext) {
         return true;  // stale
     }
     auto* uc = static_cast<ucontext_t*>(ucontext);
-    uint64_t interruptedMask;
-    std::memcpy(&interruptedMask, &uc->uc_sigmask, sizeof interruptedMask);
-    if (interruptedMask != c->baseSigmask) return true;  // inside a signal handler
+    if (interruptedInHandler(c, uc)) return true;
     if (request & kRetakeRequest) {
         redirectForRetake(core, ucontext);  // asleep in a system call, whoever's code made it
         return true;
     }
-    const auto pc = uintptr_t(uc->uc_mcontext.gregs[REG_RIP]);
-    if (inUnsafeCode(pc)) return true;
-    t->preemptedPc = pc;
-    uc->uc_mcontext.gregs[REG_RIP] = greg_t(reinterpret_cast<uintptr_t>(&arbrt_preempt_trampoline));
+    redirectToTrampoline(t, uc);  // refused in unsafe code: the monitor asks again
     return true;
 }
 
@@ -291,12 +308,8 @@ bool interruptAtSafePoint(void* ucontext) {
     auto* uc = static_cast<ucontext_t*>(ucontext);
     const auto pc = uintptr_t(uc->uc_mcontext.gregs[REG_RIP]);
     if (pc == reinterpret_cast<uintptr_t>(&arbrt_preempt_trampoline)) return true;
-    uint64_t interruptedMask;
-    std::memcpy(&interruptedMask, &uc->uc_sigmask, sizeof interruptedMask);
-    if (interruptedMask != c->baseSigmask || inUnsafeCode(pc)) return false;
-    t->preemptedPc = pc;
-    t->hookOnly = true;
-    uc->uc_mcontext.gregs[REG_RIP] = greg_t(reinterpret_cast<uintptr_t>(&arbrt_preempt_trampoline));
+    if (interruptedInHandler(c, uc) || !redirectToTrampoline(t, uc)) return false;
+    t->hookOnly = true;  // read by arbrtPreempted, after this handler has returned
     return true;
 }
 
