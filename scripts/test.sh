@@ -4,7 +4,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
-"$root/scripts/build.sh" release
+ARBRUN_CHECK_INVARIANTS=1 "$root/scripts/build.sh" release  # tests run with ARB_ASSERT checks on
 "$root/scripts/build.sh" sanitize
 echo "== Release tests"
 ctest --test-dir "$root/build" --output-on-failure -j2 --timeout 300

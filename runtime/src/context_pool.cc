@@ -2,6 +2,7 @@
 #include <memory>
 #include <mutex>
 
+#include "arbrt/invariant.h"
 #include "glibc_tcb.h"
 #include "runtime_state.h"
 
@@ -169,6 +170,8 @@ ThreadContext* acquireContext(const StackRequest& stack) {
 }
 
 void releaseContext(ThreadContext* t) {
+    ARB_ASSERT((t->lifecycle.load(std::memory_order_relaxed) & kJoinMask) == kFree,
+               "a context returns to the pool only after its lifecycle reached kFree");
     // lifecycle already carries the next generation; runState must too, so late signals miss.
     t->runState.store(packState(t->generation(), kRunnable), std::memory_order_release);
     Carrier* c = currentCarrier();

@@ -1,6 +1,7 @@
 // Run queues, placement, stealing and moving threads off a released core.
 #include <atomic>
 
+#include "arbrt/invariant.h"
 #include "arch.h"
 #include "runtime_state.h"
 
@@ -10,6 +11,8 @@ namespace {
 // `queued` changes only under queueLock, so a plain load+store suffices (no locked RMW); readers
 // outside the lock use it only as a hint.
 void bumpQueued(Core* core, int delta) {
+    ARB_ASSERT(delta > 0 || core->queued.load(std::memory_order_relaxed) > 0,
+               "a core's queued count never goes below the threads in its queues");
     core->queued.store(core->queued.load(std::memory_order_relaxed) + uint32_t(delta),
                        std::memory_order_relaxed);
 }
@@ -143,6 +146,10 @@ void insertRealtime(Core* core, ThreadContext* t, uint8_t priority) {
 // that the core takes it). The common case, a normal thread without a real-time priority, costs
 // one more load of t's first line.
 void appendLocked(Core* core, ThreadContext* t) {
+    ARB_ASSERT((t->runState.load(std::memory_order_relaxed) & kPhaseMask) == kRunnable,
+               "only a runnable thread joins a run queue (a parked one is claimed first)");
+    ARB_ASSERT(t->queueClass == kNormalQueue || t->queueClass == kBatchQueue,
+               "queueClass names one of the core's queues");
     t->core = core;
     if (t->queueClass == kNormalQueue) [[likely]] {
         const uint8_t priority = t->rtPriority.load(std::memory_order_relaxed);

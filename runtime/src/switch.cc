@@ -2,6 +2,7 @@
 // (Boost.Context's fcontext), points %fs at the incoming thread's TCB and jumps. The outgoing
 // thread is published (requeued, parked, freed) only by the context that resumes next, after its
 // registers are saved, so no other carrier can resume a half-saved thread.
+#include "arbrt/invariant.h"
 #include "arch.h"
 #include "runtime_state.h"
 
@@ -25,6 +26,8 @@ namespace {
 void commitPark(ThreadContext* t) {
     uint64_t s = t->runState.load(std::memory_order_relaxed);
     for (;;) {
+        ARB_ASSERT((s & kPhaseMask) == kParking,
+                   "only parkCurrent() starts a park, and nothing else leaves kParking");
         const uint64_t base = s & ~(kPhaseMask | kPermit);
         if (s & kPermit) {
             if (t->runState.compare_exchange_weak(s, base | kRunnable, std::memory_order_acq_rel)) {
@@ -227,6 +230,7 @@ void signalContext(ThreadContext* t, uint32_t generation, Wake how) {
 void parkCurrent(ThreadContext* self) {
     uint64_t s = self->runState.load(std::memory_order_acquire);
     for (;;) {
+        ARB_ASSERT((s & kPhaseMask) == kRunnable, "a running thread is in phase kRunnable");
         if (s & kPermit) {
             if (self->runState.compare_exchange_weak(s, s & ~kPermit, std::memory_order_acquire)) {
                 return;
@@ -260,6 +264,8 @@ void finishExit(ThreadContext* t) {
             case kJoining: {
                 // Read before the CAS: the joiner may return after it.
                 Waiter* joiner = t->joiner.load(std::memory_order_relaxed);
+                ARB_ASSERT(joiner != nullptr,
+                           "kJoining is set only after the joiner slot is claimed");
                 if (t->lifecycle.compare_exchange_weak(s, packState(gen, kExited),
                                                        std::memory_order_acq_rel)) {
                     wake(joiner);
@@ -280,7 +286,8 @@ void finishExit(ThreadContext* t) {
                 }
                 break;
             default:
-                return;  // cannot happen: an exiting thread is joinable, joined or detached
+                ARB_UNREACHABLE("an exiting thread is joinable, being joined, or detached");
+                return;
         }
     }
 }

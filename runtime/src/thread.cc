@@ -4,6 +4,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "arbrt/invariant.h"
 #include "arbrt/parking_lot.h"
 #include "arbrt/thread.h"
 #include "arbrt/time.h"
@@ -41,6 +42,7 @@ bool reservedCoreAllows(const ThreadContext* t, const Core* core) {
     uint64_t s = self->lifecycle.load(std::memory_order_acquire);
     if ((s & kJoinMask) == kJoining) {
         Waiter* joiner = self->joiner.load(std::memory_order_relaxed);  // claimed before kJoining
+        ARB_ASSERT(joiner != nullptr, "kJoining is set only after the joiner slot is claimed");
         if (self->lifecycle.compare_exchange_strong(s, packState(generationOf(s), kExiting),
                                                     std::memory_order_acq_rel)) {
             const WakeToken token = claimWake(joiner);
