@@ -10,6 +10,7 @@
 #include <ctime>
 
 #include "arbrt/raw_syscall.h"
+#include "sys.h"
 
 namespace arbrt::detail {
 
@@ -28,12 +29,12 @@ using arbrt::rawSyscall;
 // FUTEX_WAIT_PRIVATE with a relative timeout (nullptr: none). Returns 0 or -errno (EAGAIN,
 // ETIMEDOUT, EINTR): callers always re-check their condition.
 inline long futexWait(std::atomic<uint32_t>* word, uint32_t expected, const timespec* timeout) {
-    return rawSyscall(SYS_futex, reinterpret_cast<long>(word), 128 /*FUTEX_WAIT_PRIVATE*/, expected,
-                      reinterpret_cast<long>(timeout));
+    return sysCall(SYS_futex, reinterpret_cast<long>(word), 128 /*FUTEX_WAIT_PRIVATE*/, expected,
+                   reinterpret_cast<long>(timeout));
 }
 
 inline long futexWake(std::atomic<uint32_t>* word, int count) {
-    return rawSyscall(SYS_futex, reinterpret_cast<long>(word), 129 /*FUTEX_WAKE_PRIVATE*/, count);
+    return sysCall(SYS_futex, reinterpret_cast<long>(word), 129 /*FUTEX_WAKE_PRIVATE*/, count);
 }
 
 // True when the CPU and kernel let user code write the %fs base directly (~13 ns vs ~150 ns for the

@@ -215,8 +215,9 @@ void requestPreemption(Core* core, uint64_t switches, uint64_t flags) {
         return;
     }
     core->preemptSignalTsc.store(now, std::memory_order_relaxed);
-    // Raw: under the preload library, libc's syscall() is interposed.
-    rawSyscall(SYS_tgkill, rawSyscall(SYS_getpid), tid, rt.options.preemptSignal);
+    // Raw (sys.h): under the preload library, libc's syscall() is interposed. A failed send (the
+    // carrier exited meanwhile) leaves the request pending: the next look re-sends after kResendNs.
+    sysCall(SYS_tgkill, rawSyscall(SYS_getpid), tid, rt.options.preemptSignal);
 }
 
 bool isUnsafeForPreemption(uintptr_t pc) {

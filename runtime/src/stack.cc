@@ -1,7 +1,10 @@
 #include "stack.h"
 
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include "sys.h"
 
 namespace arbrt::detail {
 
@@ -22,11 +25,14 @@ bool mapStack(size_t usableSize, size_t guardSize, Stack* out) {
     if (total < usable) return false;  // overflowed: no such address space
     // MAP_NORESERVE: 10,000 threads x 8 MiB of virtual stack must not count against overcommit;
     // pages are committed on first touch, like glibc's thread stacks.
-    void* p = mmap(nullptr, total, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-    if (p == MAP_FAILED) return false;
-    if (guard && mprotect(p, guard, PROT_NONE) != 0) {
-        munmap(p, total);
+    // Through sys.h (tests fail these calls); private anonymous memory needs none of the preload
+    // library's shared-mapping bookkeeping that libc's mmap would reach.
+    const long mapped = sysCall(SYS_mmap, 0, long(total), PROT_READ | PROT_WRITE,
+                                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (sysFailed(mapped)) return false;
+    void* p = reinterpret_cast<void*>(mapped);
+    if (guard && sysCall(SYS_mprotect, mapped, long(guard), PROT_NONE) != 0) {
+        sysCall(SYS_munmap, mapped, long(total));
         return false;
     }
     *out = Stack{p, total, guard, true};
@@ -38,7 +44,8 @@ Stack userStack(void* low, size_t size) {
 }
 
 void unmapStack(Stack* stack) {
-    if (stack->low && stack->owned) munmap(stack->low, stack->size);
+    if (stack->low && stack->owned)
+        sysCall(SYS_munmap, reinterpret_cast<long>(stack->low), long(stack->size));
     *stack = Stack{};
 }
 

@@ -1,0 +1,151 @@
+// Failure paths of the runtime's system calls, injected through sys.h's interceptor against the
+// real scheduler: an interceptor answers chosen calls (ENOMEM from mmap, a spurious EINTR from a
+// futex wait) and lets every other call through.
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+
+#include "sys.h"
+#include "test_util.h"
+
+namespace {
+
+using arbrt::detail::gSyscallInterceptor;
+using arbrt::detail::SyscallInterceptor;
+
+// Installs an interceptor for one scope; the test joins everything that could see it before the
+// scope ends.
+class ScopedInterceptor {
+  public:
+    explicit ScopedInterceptor(SyscallInterceptor hook) { gSyscallInterceptor.store(hook); }
+    ~ScopedInterceptor() { gSyscallInterceptor.store(nullptr); }
+    ScopedInterceptor(const ScopedInterceptor&) = delete;
+    ScopedInterceptor& operator=(const ScopedInterceptor&) = delete;
+};
+
+// Stack sizes no pooled context has (each test its own: contexts and their stacks outlive a
+// runtime's stop), so creating a thread with one must map a fresh stack.
+constexpr size_t kOddStack = 3 * 1024 * 1024 + 4096 * 7;
+constexpr size_t kOtherOddStack = 3 * 1024 * 1024 + 4096 * 11;
+
+std::atomic<int> gMmapsRefused{0};
+std::atomic<int> gMprotectsRefused{0};
+std::atomic<long> gUnmappedBytes{0};
+std::atomic<long> gMappedBytes{0};
+
+// Refuses every mapping of kOddStack + a guard page, counting the refusals.
+bool refuseOddStackMaps(long nr, const long args[6], long* result) {
+    if (nr == SYS_mmap && size_t(args[1]) >= kOddStack && size_t(args[1]) <= kOddStack + 65536) {
+        gMmapsRefused.fetch_add(1);
+        *result = -ENOMEM;
+        return true;
+    }
+    return false;
+}
+
+// Lets the odd stack's mapping through (recording its size) but refuses its guard page, and records
+// what is unmapped afterwards: mapStack must give back exactly what it mapped.
+bool refuseGuardPages(long nr, const long args[6], long* result) {
+    if (nr == SYS_mmap && size_t(args[1]) >= kOtherOddStack &&
+        size_t(args[1]) <= kOtherOddStack + 65536) {
+        gMappedBytes.store(args[1]);
+        return false;
+    }
+    if (nr == SYS_mprotect && args[2] == PROT_NONE && gMappedBytes.load() != 0) {
+        gMprotectsRefused.fetch_add(1);
+        *result = -ENOMEM;
+        return true;
+    }
+    if (nr == SYS_munmap && args[1] == gMappedBytes.load()) gUnmappedBytes.store(args[1]);
+    return false;
+}
+
+std::atomic<uint64_t> gFutexWaits{0};
+
+// Every other futex wait returns EINTR at once without sleeping: the runtime's sleepers must
+// re-check their condition and wait again, losing no wake-up.
+bool spuriousFutexWakeups(long nr, const long args[6], long* result) {
+    if (nr == SYS_futex && (args[1] & 0x7f) == 0 /*FUTEX_WAIT*/ &&
+        gFutexWaits.fetch_add(1, std::memory_order_relaxed) % 2 == 0) {
+        *result = -EINTR;
+        return true;
+    }
+    return false;
+}
+
+class SysFault : public arbrt_test::RuntimeTest<3> {};
+
+TEST_F(SysFault, MapStack_MmapRefusedMakesCreateFailWithEagainAndTheRuntimeCarriesOn) {
+    gMmapsRefused.store(0);
+    arbrt::ThreadAttributes attributes;
+    attributes.stackSize = kOddStack;
+    int err = 0;
+    {
+        ScopedInterceptor refuse(refuseOddStackMaps);
+        const arbrt::ThreadId t = arbrt::spawn(
+            attributes, [](void*) -> void* { return nullptr; }, nullptr, &err);
+        EXPECT_FALSE(t);
+        EXPECT_EQ(err, EAGAIN);
+        if (t) arbrt::join(t);
+    }
+    EXPECT_GE(gMmapsRefused.load(), 1);
+    std::atomic<bool> ran{false};
+    const arbrt::ThreadId t = arbrt::createThreadWith(attributes, [&] { ran.store(true); });
+    ASSERT_TRUE(t);
+    EXPECT_EQ(arbrt::join(t), 0);
+    EXPECT_TRUE(ran.load());
+}
+
+TEST_F(SysFault, MapStack_GuardRefusedUnmapsExactlyWhatItMapped) {
+    gMappedBytes.store(0);
+    gUnmappedBytes.store(0);
+    gMprotectsRefused.store(0);
+    arbrt::ThreadAttributes attributes;
+    attributes.stackSize = kOtherOddStack;
+    int err = 0;
+    {
+        ScopedInterceptor refuse(refuseGuardPages);
+        const arbrt::ThreadId t = arbrt::spawn(
+            attributes, [](void*) -> void* { return nullptr; }, nullptr, &err);
+        EXPECT_FALSE(t);
+        EXPECT_EQ(err, EAGAIN);
+        if (t) arbrt::join(t);
+    }
+    EXPECT_EQ(gMprotectsRefused.load(), 1);
+    EXPECT_NE(gMappedBytes.load(), 0);
+    EXPECT_EQ(gUnmappedBytes.load(), gMappedBytes.load());
+}
+
+// Sleeping carriers, the monitor and kernel-thread waiters all see spurious EINTRs while user
+// threads and a kernel thread hand a token around through the parking lot many times.
+TEST_F(SysFault, FutexWait_SpuriousEintrLosesNoWakeup) {
+    gFutexWaits.store(0);
+    constexpr int kThreads = 6;
+    constexpr int kRounds = 3000;
+    arbrt::Mutex mutex;
+    arbrt::CondVar turnChanged;
+    int turn = 0;  // guarded by mutex
+    auto player = [&](int me) {
+        for (int r = 0; r < kRounds; ++r) {
+            mutex.lock();
+            while (turn % (kThreads + 1) != me) turnChanged.wait(mutex);
+            ++turn;
+            turnChanged.notifyAll();
+            mutex.unlock();
+        }
+    };
+    {
+        ScopedInterceptor spurious(spuriousFutexWakeups);
+        std::vector<arbrt::ThreadId> threads;
+        for (int i = 0; i < kThreads; ++i) threads.push_back(arbrt::createThread(player, i));
+        player(kThreads);  // this kernel thread plays too: it waits on a real futex
+        for (arbrt::ThreadId t : threads) EXPECT_EQ(arbrt::join(t), 0);
+    }
+    EXPECT_EQ(turn, (kThreads + 1) * kRounds);
+    EXPECT_GT(gFutexWaits.load(), 0u) << "no futex wait was intercepted: the test tested nothing";
+}
+
+}  // namespace
