@@ -45,7 +45,7 @@ struct Core {
     // (released) core accepts no threads. `reservedFor` (the exclusive thread that owns the core,
     // or null) is written under the policy's lock and queueLock and read anywhere: a reserved core
     // accepts only its owner. One cache line in all (checked below).
-    alignas(64) SpinLock queueLock;
+    alignas(64) SpinLock queueLock{LockRank::runQueue};
     std::atomic<bool> active{false};
     std::atomic<uint32_t> queued{0};
     std::atomic<uint32_t> batchQueued{0};
@@ -58,7 +58,7 @@ struct Core {
 
     // --- Timers: a binary min-heap on wakeupNs. Guarded by timerLock; nextDeadlineTsc (the
     // earliest deadline in TSC ticks, ~0 when empty) is read lock-free by dispatchers.
-    alignas(64) SpinLock timerLock;
+    alignas(64) SpinLock timerLock{LockRank::timerHeap};
     std::vector<ThreadContext*> timerHeap;
     std::atomic<uint64_t> nextDeadlineTsc{~uint64_t{0}};
 

@@ -92,7 +92,7 @@ class CorePolicy {
     void countLocked(uint8_t placed, int delta);
     void unlock();
 
-    SpinLock lock_;
+    SpinLock lock_{LockRank::corePolicy};
     bool countsChanged_ = false;  // a class count changed under lock_ (the sender is told after)
     // Active cores not reserved (under lock_; read relaxed as the "a core can be spared" hint).
     std::atomic<uint32_t> shared_{0};

@@ -61,7 +61,7 @@ struct Layout {
 constinit Layout gLayout;
 constinit std::atomic<const StaticTlsList*> gStaticTls{nullptr};
 // Serialises rescans (refreshStaticTls) and is held across fork (prepareFork).
-constinit SpinLock gStaticTlsLock;
+constinit SpinLock gStaticTlsLock{LockRank::staticTls};
 
 std::atomic<int32_t> gNextUserTid{0x400000};
 

@@ -49,7 +49,7 @@ struct FdEntry {
 // Entries hashed by fd. Guarded by `lock`; entries of one fd are always in the same bucket, so the
 // union of interests (and epoll_ctl for the fd) is computed under one lock.
 struct alignas(64) Bucket {
-    SpinLock lock;
+    SpinLock lock{LockRank::poller};
     FdEntry* head = nullptr;
 };
 

@@ -30,12 +30,12 @@ struct RuntimeState {
     std::atomic<uint32_t> sleepingCores{0};              // idle carriers asleep on their futex
 
     alignas(64) std::atomic<uint32_t> activeCores{0};
-    SpinLock releaseLock;  // one core release at a time (fixes timer lock order)
+    SpinLock releaseLock{LockRank::coreRelease};  // one core release at a time (fixes timer lock order)
 
     // Arbiter mode: where grants come from (null in standalone mode), and the threads that became
     // runnable while no core was active (guarded by pendingLock; drained when a core is granted).
     arbclient::CoreProvider* provider = nullptr;
-    SpinLock pendingLock;
+    SpinLock pendingLock{LockRank::pending};
     ThreadContext* pendingHead = nullptr;
     ThreadContext* pendingTail = nullptr;
 
@@ -44,7 +44,7 @@ struct RuntimeState {
     static constexpr int kMaxSpareCarriers = 256;
     std::unique_ptr<Carrier[]> spares;
     int sparesMade = 0;  // written by the monitor only
-    SpinLock spareLock;
+    SpinLock spareLock{LockRank::spare};
     Carrier* idleSpares = nullptr;
     pthread_t monitorThread{};
     bool monitorStarted = false;

@@ -23,7 +23,7 @@ constexpr uint64_t kSampleIntervalNs = 10'000'000;
 
 // Written under gLock by whichever kernel thread records; gFd is set before the carriers start
 // and cleared by closeTrace() after they stopped.
-SpinLock gLock;
+SpinLock gLock{LockRank::trace};
 int gFd = -1;
 uint64_t gStartNs = 0;
 uint64_t gLastSampleNs = 0;

@@ -12,27 +12,13 @@
 #include <cstdint>
 #include <ctime>
 
+#include "arbrt/spin_lock.h"
+
 namespace arbrt {
 
 namespace detail {
 
 struct ThreadContext;
-
-// Test-and-test-and-set spinlock guarding short critical sections (queue links). Never held across
-// a context switch, so spinning is bounded by a few instructions of the holder.
-class SpinLock {
-  public:
-    void lock() {
-        while (locked_.exchange(true, std::memory_order_acquire)) {
-            while (locked_.load(std::memory_order_relaxed)) __builtin_ia32_pause();
-        }
-    }
-    bool tryLock() { return !locked_.exchange(true, std::memory_order_acquire); }
-    void unlock() { locked_.store(false, std::memory_order_release); }
-
-  private:
-    std::atomic<bool> locked_{false};
-};
 
 // One waiting thread. Owned by the waiter; linked into a queue only while the queue's lock is held.
 struct Waiter {
@@ -52,7 +38,7 @@ struct Waiter {
 
 // FIFO of waiters. Concurrency: all fields are guarded by `lock`.
 struct WaitQueue {
-    SpinLock lock;
+    SpinLock lock{LockRank::waitQueue};
     Waiter* head = nullptr;
     Waiter* tail = nullptr;
     size_t count = 0;
