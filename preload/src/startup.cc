@@ -155,14 +155,17 @@ void printStats() {
                  "%llu, steals %llu, blocking calls handed off %llu, preemptions %llu, raw system "
                  "calls trapped %llu, calls retaken %llu, cores "
                  "reserved %llu, exclusive fallbacks %llu, releases awaiting a park %llu (then "
-                 "preempted %llu), cores %d\n",
+                 "preempted %llu), cohorts formed %llu (mean size %.2f), cores %d\n",
                  (unsigned long long)s.threadsCreated, (unsigned long long)s.peakLiveThreads,
                  (unsigned long long)s.contextSwitches, (unsigned long long)s.steals,
                  (unsigned long long)s.coresLent, (unsigned long long)s.preemptions,
                  (unsigned long long)s.trappedSyscalls, (unsigned long long)s.retakes,
                  (unsigned long long)s.coresReserved, (unsigned long long)s.exclusiveFallbacks,
                  (unsigned long long)s.releasesAwaitingPark,
-                 (unsigned long long)s.releasesPreemptedAfterWaiting, arbrt::numCores());
+                 (unsigned long long)s.releasesPreemptedAfterWaiting,
+                 (unsigned long long)s.cohortsFormed,
+                 s.cohortsFormed ? double(s.cohortThreads) / double(s.cohortsFormed) : 0.0,
+                 arbrt::numCores());
 }
 
 // Says (verbosely) whether system calls the program issues outside libc are caught, and if not
@@ -194,6 +197,10 @@ Mode decideMode() {
     options.numCores = int(config().maxCores);
     options.tracePath = config().tracePath;
     options.idleSpinNs = uint64_t(config().idleSpinUs) * 1000;
+    options.dispatch = config().dispatch == arbconfig::Dispatch::cohort ? arbrt::Dispatch::cohort
+                                                                        : arbrt::Dispatch::fifo;
+    options.cohortMaxThreads = config().cohortMax;
+    options.cohortMaxNs = uint64_t(config().cohortMaxUs) * 1000;
     if (config().timeSliceUs != 0) {
         options.preemptSignal = installCarrierSignalHandler();
         options.timeSliceNs = uint64_t(config().timeSliceUs) * 1000;
