@@ -170,12 +170,15 @@ void printStats() {
 
 // Says (verbosely) whether system calls the program issues outside libc are caught, and if not
 // why: they then block their carrier until the monitor lends the core (`arbrun doctor` says so
-// too).
+// too). The "why" probes syscall user dispatch on a thread, so only when it will be printed and
+// was asked for: a process that traps system calls itself (valgrind, which runs its own system
+// calls from outside libc) is killed by the probe's SIGSYS, even under --native-syscalls.
 void reportRawSyscallCatching() {
     std::string why;
     if (arbrt::syscallDispatchActive()) {
         logVerbose("system calls issued outside libc are caught (syscall user dispatch)");
-    } else if (!arbrt::syscallDispatchAvailable(&why)) {
+    } else if (config().verbose && !config().nativeSyscalls &&
+               !arbrt::syscallDispatchAvailable(&why)) {
         logVerbose("system calls issued outside libc are not caught: %s", why.c_str());
     }
 }
