@@ -158,6 +158,20 @@ constexpr ValueSpec kRunValueOptions[] = {
      "kernel thread. Only calls a restart cannot change (futex waits\n"
      "without a timeout, reads, writes, accept, wait4, ...). 0: off.\n"
      "Needs --time-slice other than 0. Default 100"},
+    {"--dispatch", "NAME", arbconfig::kDispatchForm, intoConfig<arbconfig::parseDispatch>,
+     "How a core picks the next thread to run:\n"
+     "  fifo    the thread it woke itself, else the oldest runnable one\n"
+     "  cohort  prefer, among the next few, a thread blocked at the same\n"
+     "          place in the program (the return address of the call it\n"
+     "          blocked in) as the thread just run: the same stage of\n"
+     "          another request, run back to back while its code and data\n"
+     "          are in the caches (cohort scheduling). Bounded by\n"
+     "          --cohort-max and --cohort-max-us; then the oldest runs.\n"
+     "Default fifo"},
+    {"--cohort-max", "N", arbconfig::kCohortMaxForm, intoConfig<arbconfig::parseCohortMax>,
+     "cohort: the most threads run back to back for one place. Default 8"},
+    {"--cohort-max-us", "US", arbconfig::kCohortMaxUsForm, intoConfig<arbconfig::parseCohortMaxUs>,
+     "cohort: the longest one cohort may go on (microseconds). Default 100"},
     // The core estimator and its settings (arbiter mode: the request follows the estimate
     // within --cores MIN:MAX).
     {"--estimator", "NAME", arbconfig::kEstimatorForm, intoConfig<arbconfig::parseEstimator>,
@@ -210,7 +224,8 @@ constexpr FlagSpec kRunFlags[] = {
     {"--stats", &Config::stats,
      "On exit, print to stderr: threads created, peak live threads,\n"
      "context switches, blocking calls handed off, cores reserved for\n"
-     "exclusive threads and exclusive threads that got none"},
+     "exclusive threads and exclusive threads that got none, cohorts\n"
+     "formed and their mean size (--dispatch cohort)"},
     {"--verbose", &Config::verbose,
      "Say what arbrun and the runtime do (the environment passed on,\n"
      "cores granted and released, class matches) on stderr"},

@@ -72,6 +72,17 @@ TEST(ParseCommandLine, LastValueWins) {
     EXPECT_EQ(parseOk({"--retake-after", "20", "--", "p"}).config.retakeAfterUs, 20u);
     EXPECT_EQ(parseOk({"--retake-after", "1000000", "--", "p"}).config.retakeAfterUs, 1000000u);
     EXPECT_EQ(parseOk({"--trace", "t.csv", "--", "p"}).config.tracePath, "t.csv");
+    EXPECT_EQ(parseOk({"--", "p"}).config.dispatch, arbconfig::Dispatch::fifo);
+    EXPECT_EQ(parseOk({"--dispatch", "cohort", "--", "p"}).config.dispatch,
+              arbconfig::Dispatch::cohort);
+    EXPECT_EQ(parseOk({"--dispatch", "cohort", "--dispatch", "fifo", "--", "p"}).config.dispatch,
+              arbconfig::Dispatch::fifo);
+    EXPECT_EQ(parseOk({"--", "p"}).config.cohortMax, 8u);
+    EXPECT_EQ(parseOk({"--cohort-max", "1", "--", "p"}).config.cohortMax, 1u);
+    EXPECT_EQ(parseOk({"--cohort-max", "1024", "--", "p"}).config.cohortMax, 1024u);
+    EXPECT_EQ(parseOk({"--", "p"}).config.cohortMaxUs, 100u);
+    EXPECT_EQ(parseOk({"--cohort-max-us", "1", "--", "p"}).config.cohortMaxUs, 1u);
+    EXPECT_EQ(parseOk({"--cohort-max-us=1000000", "--", "p"}).config.cohortMaxUs, 1000000u);
     const arbconfig::EstimatorSettings s =
         parseOk({"--estimator", "fast", "--load-factor", "1.75", "--hysteresis", "20", "--window",
                  "80", "--check-period", "5", "--idle-grace", "10", "--", "p"})
@@ -191,6 +202,24 @@ TEST(ParseCommandLine, BadValuesNameTheOptionAndForm) {
         EXPECT_EQ(parseError({"--retake-after", bad, "--", "p"}),
                   "--retake-after: '" + std::string(bad) +
                       "' is not valid; expected 0 (off) or microseconds from 20 to 1000000")
+            << bad;
+    }
+    for (const char* bad : {"Cohort", "lifo", "", "fifo,cohort"}) {
+        EXPECT_EQ(parseError({"--dispatch", bad, "--", "p"}),
+                  "--dispatch: '" + std::string(bad) +
+                      "' is not valid: unknown dispatch; expected fifo or cohort")
+            << bad;
+    }
+    for (const char* bad : {"0", "1025", "-1", "8.5", ""}) {
+        EXPECT_EQ(parseError({"--cohort-max", bad, "--", "p"}),
+                  "--cohort-max: '" + std::string(bad) +
+                      "' is not valid; expected an integer from 1 to 1024")
+            << bad;
+    }
+    for (const char* bad : {"0", "1000001", "-5", "100us", ""}) {
+        EXPECT_EQ(parseError({"--cohort-max-us", bad, "--", "p"}),
+                  "--cohort-max-us: '" + std::string(bad) +
+                      "' is not valid; expected microseconds from 1 to 1000000")
             << bad;
     }
     // An earlier bad value is an error even when a later one is good.

@@ -59,6 +59,9 @@ TEST(ToEnvironment, DefaultsWriteEveryVariableInOrder) {
         {"ARBRUN_IDLE_GRACE_US", "250"},
         {"ARBRUN_EXPLAIN_CLASSES", "0"},
         {"ARBRUN_NATIVE_SYSCALLS", "0"},
+        {"ARBRUN_DISPATCH", "fifo"},
+        {"ARBRUN_COHORT_MAX", "8"},
+        {"ARBRUN_COHORT_MAX_US", "100"},
     };
     EXPECT_EQ(env, expected);
 }
@@ -78,7 +81,13 @@ TEST(ToEnvironment, ValuesOfEveryField) {
     c.retakeAfterUs = 250;
     c.tracePath = "out/trace.csv";
     c.estimator = {Estimator::fast, 2.25, 12, 100, 20, 400};
+    c.dispatch = Dispatch::cohort;
+    c.cohortMax = 3;
+    c.cohortMaxUs = 40;
     const Env env = asMap(c);
+    EXPECT_EQ(env.at("ARBRUN_DISPATCH"), "cohort");
+    EXPECT_EQ(env.at("ARBRUN_COHORT_MAX"), "3");
+    EXPECT_EQ(env.at("ARBRUN_COHORT_MAX_US"), "40");
     EXPECT_EQ(env.at("ARBRUN_CORES"), "2:6");
     EXPECT_EQ(env.at("ARBRUN_PRIORITY"), "0");
     EXPECT_EQ(env.at("ARBRUN_CLASS"), "sym:enc*=batch;index:0=exclusive");
@@ -103,6 +112,9 @@ TEST(ToEnvironment, ValuesOfEveryField) {
     Config back;
     ASSERT_TRUE(readEnv(env, &back, nullptr));
     EXPECT_EQ(back.estimator, c.estimator);
+    EXPECT_EQ(back.dispatch, Dispatch::cohort);
+    EXPECT_EQ(back.cohortMax, 3u);
+    EXPECT_EQ(back.cohortMaxUs, 40u);
     c.maxCores = 2;
     EXPECT_EQ(asMap(c).at("ARBRUN_CORES"), "2");
 }
@@ -245,6 +257,11 @@ TEST(FromEnvironment, RejectsMalformedValuesNamingTheVariable) {
         {"ARBRUN_IDLE_GRACE_US", "15", "ARBRUN_IDLE_GRACE_US: '15' is not valid: idleness"},
         {"ARBRUN_EXPLAIN_CLASSES", "all", "ARBRUN_EXPLAIN_CLASSES: 'all' is not valid"},
         {"ARBRUN_NATIVE_SYSCALLS", "2", "ARBRUN_NATIVE_SYSCALLS: '2' is not valid"},
+        {"ARBRUN_DISPATCH", "lifo", "ARBRUN_DISPATCH: 'lifo' is not valid"},
+        {"ARBRUN_COHORT_MAX", "0", "ARBRUN_COHORT_MAX: '0' is not valid"},
+        {"ARBRUN_COHORT_MAX", "1025", "ARBRUN_COHORT_MAX: '1025' is not valid"},
+        {"ARBRUN_COHORT_MAX_US", "0", "ARBRUN_COHORT_MAX_US: '0' is not valid"},
+        {"ARBRUN_COHORT_MAX_US", "1000001", "ARBRUN_COHORT_MAX_US: '1000001' is not valid"},
     };
     for (const auto& c : cases) {
         Env env = {{"ARBRUN_CORES", "4"}, {"ARBRUN_PRIORITY", "1"}};

@@ -272,6 +272,13 @@ TEST_F(Launcher, BadOptionsExitTwoWithOneLine) {
         {{"--standalone", "--arbiter", "/x.sock", "--", "/bin/true"},
          "arbrun: --standalone and --arbiter exclude each other (standalone mode contacts no "
          "arbiter); give one of them\n"},
+        {{"--dispatch", "lifo", "--", "/bin/true"},
+         "arbrun: --dispatch: 'lifo' is not valid: unknown dispatch; expected fifo or cohort\n"},
+        {{"--cohort-max", "0", "--", "/bin/true"},
+         "arbrun: --cohort-max: '0' is not valid; expected an integer from 1 to 1024\n"},
+        {{"--cohort-max-us", "2000000", "--", "/bin/true"},
+         "arbrun: --cohort-max-us: '2000000' is not valid; expected microseconds from 1 to "
+         "1000000\n"},
         {{"ab", "-n", "0", "--", "/bin/true"},
          "arbrun: -n: '0' is not valid; expected an integer from 1 to 1000\n"},
         {{"ab", "--priority", "8", "/bin/true"},

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "arbrt/resume_point.h"
 #include "shim.h"
 
 namespace arbrun {
@@ -76,6 +77,7 @@ ARBRUN_EXPORT int thrd_create(thrd_t* thr, thrd_start_t func, void* arg) {
 }
 
 ARBRUN_EXPORT int thrd_join(thrd_t thr, int* res) {
+    ARBRT_RESUME_POINT();
     void* result = nullptr;
     const int err = pthread_join(thr, &result);
     if (err == 0 && res) *res = int(reinterpret_cast<intptr_t>(result));
@@ -110,6 +112,7 @@ ARBRUN_EXPORT int mtx_init(mtx_t* m, int type) {
 }
 
 ARBRUN_EXPORT int mtx_lock(mtx_t* m) {
+    ARBRT_RESUME_POINT();
     return toC11(pthread_mutex_lock(asMutex(m)));
 }
 
@@ -118,6 +121,7 @@ ARBRUN_EXPORT int mtx_trylock(mtx_t* m) {
 }
 
 ARBRUN_EXPORT int mtx_timedlock(mtx_t* __restrict m, const timespec* __restrict abstime) {
+    ARBRT_RESUME_POINT();
     return toC11(pthread_mutex_timedlock(asMutex(m), abstime));
 }
 
@@ -142,11 +146,13 @@ ARBRUN_EXPORT int cnd_broadcast(cnd_t* c) {
 }
 
 ARBRUN_EXPORT int cnd_wait(cnd_t* c, mtx_t* m) {
+    ARBRT_RESUME_POINT();
     return toC11(pthread_cond_wait(asCond(c), asMutex(m)));
 }
 
 ARBRUN_EXPORT int cnd_timedwait(cnd_t* __restrict c, mtx_t* __restrict m,
                                 const timespec* __restrict abstime) {
+    ARBRT_RESUME_POINT();
     return toC11(pthread_cond_timedwait(asCond(c), asMutex(m), abstime));
 }
 

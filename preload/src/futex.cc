@@ -26,6 +26,7 @@
 #include <atomic>
 #include <cstdarg>
 
+#include "arbrt/resume_point.h"
 #include "arbrt/arbrt.h"
 #include "arbrt/io.h"
 #include "credentials.h"
@@ -198,6 +199,7 @@ bool changesMappings(long number) {
 
 // syscall(): futexes as described at the top; everything else is libc's.
 ARBRUN_EXPORT long syscall(long number, ...) {
+    ARBRT_RESUME_POINT();
     va_list ap;
     va_start(ap, number);
     long a[6];

@@ -13,6 +13,7 @@
 
 #include <cstdarg>
 
+#include "arbrt/resume_point.h"
 #include "io_wait.h"
 #include "real_libc.h"
 #include "shim.h"
@@ -25,79 +26,97 @@ using namespace arbrun;
                     : ARBRUN_REAL(fn)(__VA_ARGS__))
 
 ARBRUN_EXPORT int connect(int fd, const sockaddr* addr, socklen_t len) {
+    ARBRT_RESUME_POINT();
     return ARBRUN_BLOCKING(connect, fd, addr, len);
 }
 
 ARBRUN_EXPORT ssize_t pread(int fd, void* buf, size_t n, off_t off) {
+    ARBRT_RESUME_POINT();
     return ARBRUN_BLOCKING(pread, fd, buf, n, off);
 }
 
 ARBRUN_EXPORT ssize_t pwrite(int fd, const void* buf, size_t n, off_t off) {
+    ARBRT_RESUME_POINT();
     return ARBRUN_BLOCKING(pwrite, fd, buf, n, off);
 }
 
 ARBRUN_EXPORT ssize_t preadv(int fd, const iovec* iov, int cnt, off_t off) {
+    ARBRT_RESUME_POINT();
     return ARBRUN_BLOCKING(preadv, fd, iov, cnt, off);
 }
 
 ARBRUN_EXPORT ssize_t pwritev(int fd, const iovec* iov, int cnt, off_t off) {
+    ARBRT_RESUME_POINT();
     return ARBRUN_BLOCKING(pwritev, fd, iov, cnt, off);
 }
 
 ARBRUN_EXPORT pid_t waitpid(pid_t pid, int* status, int options) {
+    ARBRT_RESUME_POINT();
     if (options & WNOHANG) return ARBRUN_REAL(waitpid)(pid, status, options);
     return ARBRUN_BLOCKING(waitpid, pid, status, options);
 }
 
 ARBRUN_EXPORT pid_t wait(int* status) {
+    ARBRT_RESUME_POINT();
     return ARBRUN_BLOCKING(wait, status);
 }
 
 ARBRUN_EXPORT pid_t wait4(pid_t pid, int* status, int options, rusage* usage) {
+    ARBRT_RESUME_POINT();
     return ARBRUN_BLOCKING(wait4, pid, status, options, usage);
 }
 
 ARBRUN_EXPORT int waitid(idtype_t type, id_t id, siginfo_t* info, int options) {
+    ARBRT_RESUME_POINT();
     return ARBRUN_BLOCKING(waitid, type, id, info, options);
 }
 
 ARBRUN_EXPORT int fsync(int fd) {
+    ARBRT_RESUME_POINT();
     return ARBRUN_BLOCKING(fsync, fd);
 }
 
 ARBRUN_EXPORT int fdatasync(int fd) {
+    ARBRT_RESUME_POINT();
     return ARBRUN_BLOCKING(fdatasync, fd);
 }
 
 ARBRUN_EXPORT ssize_t sendfile(int out, int in, off_t* off, size_t count) {
+    ARBRT_RESUME_POINT();
     return ARBRUN_BLOCKING(sendfile, out, in, off, count);
 }
 
 ARBRUN_EXPORT ssize_t splice(int in, loff_t* inOff, int out, loff_t* outOff, size_t len,
                              unsigned flags) {
+    ARBRT_RESUME_POINT();
     return ARBRUN_BLOCKING(splice, in, inOff, out, outOff, len, flags);
 }
 
 ARBRUN_EXPORT int flock(int fd, int op) {
+    ARBRT_RESUME_POINT();
     return ARBRUN_BLOCKING(flock, fd, op);
 }
 
 // System V IPC waits are never restarted after a handler (signal(7)).
 ARBRUN_EXPORT ssize_t msgrcv(int id, void* msg, size_t size, long type, int flags) {
+    ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(msgrcv)(id, msg, size, type, flags);
     return blockingCall([&] { return ARBRUN_REAL(msgrcv)(id, msg, size, type, flags); }, false);
 }
 
 ARBRUN_EXPORT int msgsnd(int id, const void* msg, size_t size, int flags) {
+    ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(msgsnd)(id, msg, size, flags);
     return blockingCall([&] { return ARBRUN_REAL(msgsnd)(id, msg, size, flags); }, false);
 }
 
 ARBRUN_EXPORT int recvmmsg(int fd, mmsghdr* v, unsigned n, int flags, timespec* timeout) {
+    ARBRT_RESUME_POINT();
     return ARBRUN_BLOCKING(recvmmsg, fd, v, n, flags, timeout);
 }
 
 ARBRUN_EXPORT int sendmmsg(int fd, mmsghdr* v, unsigned n, int flags) {
+    ARBRT_RESUME_POINT();
     return ARBRUN_BLOCKING(sendmmsg, fd, v, n, flags);
 }
 
@@ -113,6 +132,7 @@ mode_t modeArgument(int flags, va_list ap) {
 
 // Opening a FIFO blocks until the other end opens; everything else returns at once.
 ARBRUN_EXPORT int open(const char* path, int flags, ...) {
+    ARBRT_RESUME_POINT();
     va_list ap;
     va_start(ap, flags);
     const mode_t mode = modeArgument(flags, ap);
@@ -121,6 +141,7 @@ ARBRUN_EXPORT int open(const char* path, int flags, ...) {
 }
 
 ARBRUN_EXPORT int open64(const char* path, int flags, ...) {
+    ARBRT_RESUME_POINT();
     va_list ap;
     va_start(ap, flags);
     const mode_t mode = modeArgument(flags, ap);
@@ -129,6 +150,7 @@ ARBRUN_EXPORT int open64(const char* path, int flags, ...) {
 }
 
 ARBRUN_EXPORT int openat(int dir, const char* path, int flags, ...) {
+    ARBRT_RESUME_POINT();
     va_list ap;
     va_start(ap, flags);
     const mode_t mode = modeArgument(flags, ap);

@@ -11,6 +11,7 @@
 #include <climits>
 #include <vector>
 
+#include "arbrt/resume_point.h"
 #include "arbrt/time.h"
 #include "interrupt.h"
 #include "io_wait.h"
@@ -149,6 +150,7 @@ timespec msToTimespec(int ms) {
 using namespace arbrun;
 
 ARBRUN_EXPORT int poll(pollfd* fds, nfds_t n, int timeout) {
+    ARBRT_RESUME_POINT();
     if (timeout == 0 || !onUserThread()) return ARBRUN_REAL(poll)(fds, n, timeout);
     return lookWaitLook([&] { return interestsOf(fds, n); }, deadlineAfterMs(timeout),
                         [&] { return ARBRUN_REAL(poll)(fds, n, 0); },
@@ -156,6 +158,7 @@ ARBRUN_EXPORT int poll(pollfd* fds, nfds_t n, int timeout) {
 }
 
 ARBRUN_EXPORT int ppoll(pollfd* fds, nfds_t n, const timespec* timeout, const sigset_t* mask) {
+    ARBRT_RESUME_POINT();
     const bool zero = timeout && timeout->tv_sec == 0 && timeout->tv_nsec == 0;
     if (zero || !onUserThread()) return ARBRUN_REAL(ppoll)(fds, n, timeout, mask);
     const timespec none{0, 0};
@@ -168,6 +171,7 @@ ARBRUN_EXPORT int ppoll(pollfd* fds, nfds_t n, const timespec* timeout, const si
 }
 
 ARBRUN_EXPORT int select(int nfds, fd_set* in, fd_set* out, fd_set* ex, timeval* timeout) {
+    ARBRT_RESUME_POINT();
     const bool zero = timeout && timeout->tv_sec == 0 && timeout->tv_usec == 0;
     if (zero || !onUserThread() || nfds < 0) return ARBRUN_REAL(select)(nfds, in, out, ex, timeout);
     const SelectSets sets(in, out, ex);
@@ -194,6 +198,7 @@ ARBRUN_EXPORT int select(int nfds, fd_set* in, fd_set* out, fd_set* ex, timeval*
 
 ARBRUN_EXPORT int pselect(int nfds, fd_set* in, fd_set* out, fd_set* ex, const timespec* timeout,
                           const sigset_t* mask) {
+    ARBRT_RESUME_POINT();
     const bool zero = timeout && timeout->tv_sec == 0 && timeout->tv_nsec == 0;
     if (zero || !onUserThread() || nfds < 0) {
         return ARBRUN_REAL(pselect)(nfds, in, out, ex, timeout, mask);
@@ -218,6 +223,7 @@ ARBRUN_EXPORT int pselect(int nfds, fd_set* in, fd_set* out, fd_set* ex, const t
 }
 
 ARBRUN_EXPORT int epoll_wait(int epfd, epoll_event* events, int max, int timeout) {
+    ARBRT_RESUME_POINT();
     if (timeout == 0 || !onUserThread()) return ARBRUN_REAL(epoll_wait)(epfd, events, max, timeout);
     return lookWaitLook(
         [&] {
@@ -229,6 +235,7 @@ ARBRUN_EXPORT int epoll_wait(int epfd, epoll_event* events, int max, int timeout
 
 ARBRUN_EXPORT int epoll_pwait(int epfd, epoll_event* events, int max, int timeout,
                               const sigset_t* mask) {
+    ARBRT_RESUME_POINT();
     if (timeout == 0 || !onUserThread()) {
         return ARBRUN_REAL(epoll_pwait)(epfd, events, max, timeout, mask);
     }

@@ -11,6 +11,7 @@
 
 #include <cerrno>
 
+#include "arbrt/resume_point.h"
 #include "interrupt.h"
 #include "io_wait.h"
 #include "real_libc.h"
@@ -117,43 +118,51 @@ ssize_t sendAll(int fd, const void* buf, size_t len, int flags, Send&& send) {
 using namespace arbrun;
 
 ARBRUN_EXPORT ssize_t read(int fd, void* buf, size_t count) {
+    ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(read)(fd, buf, count);
     return whenReady(fd, false, [&] { return ARBRUN_REAL(read)(fd, buf, count); });
 }
 
 ARBRUN_EXPORT ssize_t readv(int fd, const iovec* iov, int iovcnt) {
+    ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(readv)(fd, iov, iovcnt);
     return whenReady(fd, false, [&] { return ARBRUN_REAL(readv)(fd, iov, iovcnt); });
 }
 
 ARBRUN_EXPORT ssize_t write(int fd, const void* buf, size_t count) {
+    ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(write)(fd, buf, count);
     return whenReady(fd, true, [&] { return ARBRUN_REAL(write)(fd, buf, count); });
 }
 
 ARBRUN_EXPORT ssize_t writev(int fd, const iovec* iov, int iovcnt) {
+    ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(writev)(fd, iov, iovcnt);
     return whenReady(fd, true, [&] { return ARBRUN_REAL(writev)(fd, iov, iovcnt); });
 }
 
 ARBRUN_EXPORT ssize_t recv(int fd, void* buf, size_t len, int flags) {
+    ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(recv)(fd, buf, len, flags);
     return socketCall(fd, flags, false, [&](int f) { return ARBRUN_REAL(recv)(fd, buf, len, f); });
 }
 
 ARBRUN_EXPORT ssize_t recvfrom(int fd, void* buf, size_t len, int flags, sockaddr* from,
                                socklen_t* fromLen) {
+    ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(recvfrom)(fd, buf, len, flags, from, fromLen);
     return socketCall(fd, flags, false,
                       [&](int f) { return ARBRUN_REAL(recvfrom)(fd, buf, len, f, from, fromLen); });
 }
 
 ARBRUN_EXPORT ssize_t recvmsg(int fd, msghdr* msg, int flags) {
+    ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(recvmsg)(fd, msg, flags);
     return socketCall(fd, flags, false, [&](int f) { return ARBRUN_REAL(recvmsg)(fd, msg, f); });
 }
 
 ARBRUN_EXPORT ssize_t send(int fd, const void* buf, size_t len, int flags) {
+    ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(send)(fd, buf, len, flags);
     return sendAll(fd, buf, len, flags,
                    [&](const void* p, size_t n, int f) { return ARBRUN_REAL(send)(fd, p, n, f); });
@@ -161,6 +170,7 @@ ARBRUN_EXPORT ssize_t send(int fd, const void* buf, size_t len, int flags) {
 
 ARBRUN_EXPORT ssize_t sendto(int fd, const void* buf, size_t len, int flags, const sockaddr* to,
                              socklen_t toLen) {
+    ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(sendto)(fd, buf, len, flags, to, toLen);
     return sendAll(fd, buf, len, flags, [&](const void* p, size_t n, int f) {
         return ARBRUN_REAL(sendto)(fd, p, n, f, to, toLen);
@@ -170,16 +180,19 @@ ARBRUN_EXPORT ssize_t sendto(int fd, const void* buf, size_t len, int flags, con
 // A partial sendmsg is returned as is (rebuilding the caller's iovec array is not worth it: callers
 // of sendmsg on stream sockets handle short writes).
 ARBRUN_EXPORT ssize_t sendmsg(int fd, const msghdr* msg, int flags) {
+    ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(sendmsg)(fd, msg, flags);
     return socketCall(fd, flags, true, [&](int f) { return ARBRUN_REAL(sendmsg)(fd, msg, f); });
 }
 
 ARBRUN_EXPORT int accept(int fd, sockaddr* addr, socklen_t* len) {
+    ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(accept)(fd, addr, len);
     return int(whenReady(fd, false, [&] { return ssize_t(ARBRUN_REAL(accept)(fd, addr, len)); }));
 }
 
 ARBRUN_EXPORT int accept4(int fd, sockaddr* addr, socklen_t* len, int flags) {
+    ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(accept4)(fd, addr, len, flags);
     return int(
         whenReady(fd, false, [&] { return ssize_t(ARBRUN_REAL(accept4)(fd, addr, len, flags)); }));

@@ -1,5 +1,6 @@
 // Virtual per-user-thread signals (rules in signals.h): dispositions, the kernel-side wrapper, the
 // process-wide pending set and the helper thread that hands it out, and the thread-directed calls.
+#include "arbrt/resume_point.h"
 #include "signals.h"
 
 #include <dlfcn.h>
@@ -1005,6 +1006,7 @@ ARBRUN_EXPORT int raise(int sig) {
 }
 
 ARBRUN_EXPORT int sigwait(const sigset_t* set, int* sig) {
+    ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(sigwait)(set, sig);
     for (;;) {
         const int r = waitForSignal(toMask(set), nullptr, arbrt::detail::kNoDeadline);
@@ -1016,6 +1018,7 @@ ARBRUN_EXPORT int sigwait(const sigset_t* set, int* sig) {
 }
 
 ARBRUN_EXPORT int sigwaitinfo(const sigset_t* set, siginfo_t* info) {
+    ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(sigwaitinfo)(set, info);
     const int r = waitForSignal(toMask(set), info, arbrt::detail::kNoDeadline);
     if (r < 0) {
@@ -1026,6 +1029,7 @@ ARBRUN_EXPORT int sigwaitinfo(const sigset_t* set, siginfo_t* info) {
 }
 
 ARBRUN_EXPORT int sigtimedwait(const sigset_t* set, siginfo_t* info, const timespec* timeout) {
+    ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(sigtimedwait)(set, info, timeout);
     uint64_t deadline = arbrt::detail::kNoDeadline;
     if (timeout) {
@@ -1045,11 +1049,13 @@ ARBRUN_EXPORT int sigtimedwait(const sigset_t* set, siginfo_t* info, const times
 }
 
 ARBRUN_EXPORT int sigsuspend(const sigset_t* mask) {
+    ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(sigsuspend)(mask);
     return suspendWith(toMask(mask));
 }
 
 ARBRUN_EXPORT int pause() {
+    ARBRT_RESUME_POINT();
     SignalThreadState* me = selfSignals();
     if (!me) return ARBRUN_REAL(pause)();
     return suspendWith(me->blocked.load(std::memory_order_relaxed));

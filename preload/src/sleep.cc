@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arbrt/resume_point.h"
 #include "arbrt/arbrt.h"
 #include "cancel.h"
 #include "real_libc.h"
@@ -65,6 +66,7 @@ void remaining(uint64_t deadlineNs, timespec* rem) {
 using namespace arbrun;
 
 ARBRUN_EXPORT int nanosleep(const timespec* req, timespec* rem) {
+    ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(nanosleep)(req, rem);
     if (!validRelative(req)) {
         errno = EINVAL;
@@ -78,6 +80,7 @@ ARBRUN_EXPORT int nanosleep(const timespec* req, timespec* rem) {
 }
 
 ARBRUN_EXPORT int clock_nanosleep(clockid_t clock, int flags, const timespec* req, timespec* rem) {
+    ARBRT_RESUME_POINT();
     if (!onUserThread() || !supportedClock(clock)) {
         return ARBRUN_REAL(clock_nanosleep)(clock, flags, req, rem);
     }
@@ -95,6 +98,7 @@ ARBRUN_EXPORT int clock_nanosleep(clockid_t clock, int flags, const timespec* re
 }
 
 ARBRUN_EXPORT unsigned int sleep(unsigned int seconds) {
+    ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(sleep)(seconds);
     const uint64_t deadline = deadlineAfter(uint64_t(seconds) * 1'000'000'000);
     if (arbrun::sleepUntil(deadline)) return 0;
@@ -104,6 +108,7 @@ ARBRUN_EXPORT unsigned int sleep(unsigned int seconds) {
 }
 
 ARBRUN_EXPORT int usleep(useconds_t usec) {
+    ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(usleep)(usec);
     if (arbrun::sleepUntil(deadlineAfter(uint64_t(usec) * 1'000))) return 0;
     errno = EINTR;
@@ -111,6 +116,7 @@ ARBRUN_EXPORT int usleep(useconds_t usec) {
 }
 
 ARBRUN_EXPORT int thrd_sleep(const timespec* duration, timespec* remainingTime) {
+    ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(thrd_sleep)(duration, remainingTime);
     if (!validRelative(duration)) return -2;  // C11: negative value other than -1 on error
     const uint64_t deadline = deadlineAfter(toNs(*duration));

@@ -155,24 +155,30 @@ void printStats() {
                  "%llu, steals %llu, blocking calls handed off %llu, preemptions %llu, raw system "
                  "calls trapped %llu, calls retaken %llu, cores "
                  "reserved %llu, exclusive fallbacks %llu, releases awaiting a park %llu (then "
-                 "preempted %llu), cores %d\n",
+                 "preempted %llu), cohorts formed %llu (mean size %.2f), cores %d\n",
                  (unsigned long long)s.threadsCreated, (unsigned long long)s.peakLiveThreads,
                  (unsigned long long)s.contextSwitches, (unsigned long long)s.steals,
                  (unsigned long long)s.coresLent, (unsigned long long)s.preemptions,
                  (unsigned long long)s.trappedSyscalls, (unsigned long long)s.retakes,
                  (unsigned long long)s.coresReserved, (unsigned long long)s.exclusiveFallbacks,
                  (unsigned long long)s.releasesAwaitingPark,
-                 (unsigned long long)s.releasesPreemptedAfterWaiting, arbrt::numCores());
+                 (unsigned long long)s.releasesPreemptedAfterWaiting,
+                 (unsigned long long)s.cohortsFormed,
+                 s.cohortsFormed ? double(s.cohortThreads) / double(s.cohortsFormed) : 0.0,
+                 arbrt::numCores());
 }
 
 // Says (verbosely) whether system calls the program issues outside libc are caught, and if not
 // why: they then block their carrier until the monitor lends the core (`arbrun doctor` says so
-// too).
+// too). The "why" probes syscall user dispatch on a thread, so only when it will be printed and
+// was asked for: a process that traps system calls itself (valgrind, which runs its own system
+// calls from outside libc) is killed by the probe's SIGSYS, even under --native-syscalls.
 void reportRawSyscallCatching() {
     std::string why;
     if (arbrt::syscallDispatchActive()) {
         logVerbose("system calls issued outside libc are caught (syscall user dispatch)");
-    } else if (!arbrt::syscallDispatchAvailable(&why)) {
+    } else if (config().verbose && !config().nativeSyscalls &&
+               !arbrt::syscallDispatchAvailable(&why)) {
         logVerbose("system calls issued outside libc are not caught: %s", why.c_str());
     }
 }
@@ -194,6 +200,10 @@ Mode decideMode() {
     options.numCores = int(config().maxCores);
     options.tracePath = config().tracePath;
     options.idleSpinNs = uint64_t(config().idleSpinUs) * 1000;
+    options.dispatch = config().dispatch == arbconfig::Dispatch::cohort ? arbrt::Dispatch::cohort
+                                                                        : arbrt::Dispatch::fifo;
+    options.cohortMaxThreads = config().cohortMax;
+    options.cohortMaxNs = uint64_t(config().cohortMaxUs) * 1000;
     if (config().timeSliceUs != 0) {
         options.preemptSignal = installCarrierSignalHandler();
         options.timeSliceNs = uint64_t(config().timeSliceUs) * 1000;

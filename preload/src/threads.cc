@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "arbrt/resume_point.h"
 #include "arbrt/arbrt.h"
 #include "attr.h"
 #include "classes.h"
@@ -140,6 +141,7 @@ ARBRUN_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
 }
 
 ARBRUN_EXPORT int pthread_join(pthread_t thread, void** result) {
+    ARBRT_RESUME_POINT();
     const arbrt::ThreadId id = userThread(thread);
     if (!id) return ARBRUN_REAL(pthread_join)(thread, result);
     if (!onUserThread()) return arbrt::join(id, result);
@@ -161,12 +163,14 @@ ARBRUN_EXPORT int pthread_tryjoin_np(pthread_t thread, void** result) {
 }
 
 ARBRUN_EXPORT int pthread_timedjoin_np(pthread_t thread, void** result, const timespec* abstime) {
+    ARBRT_RESUME_POINT();
     if (!userThread(thread)) return ARBRUN_REAL(pthread_timedjoin_np)(thread, result, abstime);
     return timedJoin(thread, result, CLOCK_REALTIME, abstime);
 }
 
 ARBRUN_EXPORT int pthread_clockjoin_np(pthread_t thread, void** result, clockid_t clock,
                                        const timespec* abstime) {
+    ARBRT_RESUME_POINT();
     if (!userThread(thread))
         return ARBRUN_REAL(pthread_clockjoin_np)(thread, result, clock, abstime);
     return timedJoin(thread, result, clock, abstime);

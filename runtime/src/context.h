@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "arbrt/resume_point.h"
 #include "arbrt/sync.h"
 #include "arbrt/thread.h"
 #include "park_history.h"
@@ -90,6 +91,12 @@ struct alignas(64) ThreadContext {
     // The priority it was queued with in its core's real-time list: written under that core's
     // queue lock, read there and racily by the monitor (sliceFor).
     std::atomic<uint8_t> queuedPriority{0};
+    // Cohort dispatch (cohort.h): resumeTag(resumePoint) as it was when the thread last switched
+    // out, so a core scanning its queue for threads of the cohort it runs reads only this line of
+    // each. Written only by the thread's own switch-out (switch.cc, cohort dispatch only); read
+    // under its core's queue lock, or racily by the core's runner for its runNext thread (relaxed:
+    // a stale tag only misses or mis-suggests one cohort member, confirmed on the full word).
+    std::atomic<uint16_t> resumeTag{0};
     // CPU-time clock, in TSC ticks: while the thread runs, kRunningBit | (the TSC reading at which
     // it would have had zero CPU time); otherwise its accumulated running time. Written only by
     // completeSwitch() on the carrier switching the thread in or out; read by any thread
@@ -100,9 +107,16 @@ struct alignas(64) ThreadContext {
     uint64_t wakeupNs = 0;
     Core* timerCore = nullptr;
     int32_t heapIndex = -1;  // position in timerCore's heap, -1 when not in one
+    uint32_t slot = 0;       // this context's number (contextAtSlot), fixed when its slab is made
+    // Where the program resumes when the interposed call it is in returns: the call's return
+    // address into the program (arbrt/resume_point.h), 0 outside such calls. Threads parked at the
+    // same resume point are the same stage of different requests (cohort dispatch, cohort.h).
+    // Written only by the thread itself (ResumePointScope), read by the core that dispatches it
+    // (cohort dispatch only) while it is runnable, when nothing writes it. In the line the timers
+    // write when a sleeper wakes, so often in cache where the thread becomes runnable.
+    void* resumePoint = nullptr;
 
     // --- Creation and exit.
-    ThreadFunction entry = nullptr;
     void* entryArg = nullptr;
     void* result = nullptr;
     // The joiner's slot: claimed by CAS (null -> its Waiter) before lifecycle becomes kJoining, so
@@ -127,7 +141,7 @@ struct alignas(64) ThreadContext {
     Stack stack;
     void* closureTop = nullptr;  // where the stack for the entry frame begins (below any closure)
     ThreadContext* nextFree = nullptr;  // pool link
-    uint32_t slot = 0;  // this context's number (contextAtSlot), fixed when its slab is made
+    ThreadFunction entry = nullptr;
     // Where a preempted thread resumes, or kReissueBlocking when the handler sent the thread into
     // the system-call trampoline to re-issue the call it slept in (retake.h): written by the
     // preemption handler on its carrier, read (and the marker cleared) by the thread itself in the
@@ -147,6 +161,9 @@ struct alignas(64) ThreadContext {
 static_assert(offsetof(ThreadContext, queuedPriority) < 64,
               "the class and priority bytes are switch-hot");
 static_assert(sizeof(ThreadContext) == 512, "contexts are 512 bytes (8 lines): keep it so");
+static_assert(offsetof(ThreadContext, resumeTag) < 64, "a queue scan reads one line per thread");
+static_assert(offsetof(ThreadContext, resumePoint) == kResumePointOffset,
+              "arbrt/resume_point.h writes the resume point at this offset");
 
 // The ThreadContext of the calling user thread, or null on any other kernel thread: one load
 // through %fs (see arch.h), valid wherever the thread migrates, since its TCB moves with it.

@@ -162,6 +162,8 @@ ThreadContext* acquireContext(const StackRequest& stack) {
     if (!t) return nullptr;
     t->nextFree = nullptr;
     storeParkRhythm(&t->parkRhythm, {});  // the previous occupant's rhythm says nothing of this one
+    t->resumePoint = nullptr;             // nor its resume point (cohort dispatch)
+    t->resumeTag.store(0, std::memory_order_relaxed);
     if (!equip(t, stack)) {
         pushShared(t);
         return nullptr;

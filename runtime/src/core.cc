@@ -207,22 +207,6 @@ ThreadContext* takeNextNormalFromQueue(Core* core) {
     return t;
 }
 
-// Takes runNext for the core's runner. The exchange is seq_cst (the same xchg as acquire on
-// x86-64) and so is the load of reservedFor after it: a reservation made before a racing
-// putRunNext() stored this thread is then seen here (CorePolicy::reserveLocked stores reservedFor
-// and exchanges runNext seq_cst), and a thread that must not run here goes elsewhere.
-ThreadContext* takeRunNext(Core* core) {
-    ThreadContext* t = core->runNext.exchange(nullptr, std::memory_order_seq_cst);
-    if (!t) return nullptr;
-    const ThreadContext* owner = core->reservedFor.load(std::memory_order_seq_cst);
-    if (owner == nullptr || owner == t) [[likely]] {
-        return t;
-    }
-    t->core = placeThread(t, -1);
-    enqueue(t, Wake::requeue);
-    return nullptr;
-}
-
 // Which of a core's run queues a thief looks at.
 enum class StealFrom : uint8_t { realtime, normal, batch };
 
@@ -265,7 +249,43 @@ ThreadContext* claimStolen(Core* thief, ThreadContext* t) {
     return t;
 }
 
+// Takes runNext for the core's runner. The exchange is seq_cst (the same xchg as acquire on
+// x86-64) and so is the load of reservedFor after it: a reservation made before a racing
+// putRunNext() stored this thread is then seen here (CorePolicy::reserveLocked stores reservedFor
+// and exchanges runNext seq_cst), and a thread that must not run here goes elsewhere.
+ThreadContext* takeRunNextLocal(Core* core) {
+    ThreadContext* t = core->runNext.exchange(nullptr, std::memory_order_seq_cst);
+    if (!t) return nullptr;
+    const ThreadContext* owner = core->reservedFor.load(std::memory_order_seq_cst);
+    if (owner == nullptr || owner == t) [[likely]] {
+        return t;
+    }
+    t->core = placeThread(t, -1);
+    enqueue(t, Wake::requeue);
+    return nullptr;
+}
+
+// takeNextFifo()'s body, local to this file so that takeNext() calls it directly (an exported
+// function would be called through the PLT: the library is position-independent).
+ThreadContext* fifoPick(Core* core) {
+    if (core->runNext.load(std::memory_order_relaxed)) {
+        if (normalQueued(core) == 0) {
+            core->runNextStreak = 0;
+        } else if (++core->runNextStreak > kMaxRunNextStreak) {
+            core->runNextStreak = 0;
+            if (ThreadContext* t = takeNextNormalFromQueue(core)) return t;  // the queue's turn
+        }
+        if (ThreadContext* t = takeRunNextLocal(core)) return t;
+    }
+    return dequeue(core);
+}
+
 }  // namespace
+
+// Exported for cohort.cc; takeRunNextLocal() does it.
+ThreadContext* takeRunNext(Core* core) {
+    return takeRunNextLocal(core);
+}
 
 // `active` and `reservedFor` share the queue's cache line, so the reservation check costs no extra
 // line per pick; t's reservedCore shares a line with its allowed set.
@@ -357,16 +377,14 @@ ThreadContext* takeNext(Core* core) {
     if (core->rtHead.load(std::memory_order_relaxed)) [[unlikely]] {
         if (ThreadContext* t = dequeue(core)) return t;
     }
-    if (core->runNext.load(std::memory_order_relaxed)) {
-        if (normalQueued(core) == 0) {
-            core->runNextStreak = 0;
-        } else if (++core->runNextStreak > kMaxRunNextStreak) {
-            core->runNextStreak = 0;
-            if (ThreadContext* t = takeNextNormalFromQueue(core)) return t;  // the queue's turn
-        }
-        if (ThreadContext* t = takeRunNext(core)) return t;
-    }
-    return dequeue(core);
+    // One byte of the runNext line, which the FIFO pick reads anyway.
+    if (core->cohortDispatch) [[unlikely]]
+        return takeNextCohort(core);
+    return fifoPick(core);
+}
+
+ThreadContext* takeNextFifo(Core* core) {
+    return fifoPick(core);
 }
 
 // As takeNext(), without the batch queue (and without the streak: a yielding thread asked).
@@ -375,7 +393,7 @@ ThreadContext* takeNextNormal(Core* core) {
         if (ThreadContext* t = takeNextNormalFromQueue(core)) return t;  // real-time first
     }
     if (core->runNext.load(std::memory_order_relaxed)) {
-        if (ThreadContext* t = takeRunNext(core)) return t;
+        if (ThreadContext* t = takeRunNextLocal(core)) return t;
     }
     return takeNextNormalFromQueue(core);
 }

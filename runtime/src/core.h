@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "arbrt/sync.h"
+#include "cohort.h"
 #include "context.h"
 #include "context_pool.h"
 #include "idle_spin.h"
@@ -101,6 +102,8 @@ struct Core {
     alignas(64) std::atomic<ThreadContext*> runNext{nullptr};
     std::atomic<uint64_t> runNextStamp{0};
     uint32_t runNextStreak = 0;
+    // RuntimeOptions::dispatch == cohort; written before the carriers start, read at every pick.
+    bool cohortDispatch = false;
     // Thief-side memory of the last runNext it saw on another core (owner-only).
     Core* watchedVictim = nullptr;
     ThreadContext* watchedThread = nullptr;
@@ -126,6 +129,12 @@ struct Core {
     std::atomic<uint64_t> contextSwitches{0};
     std::atomic<uint64_t> steals{0};
     std::atomic<uint64_t> threadsCreated{0};  // by threads running on this core
+    // Cohort dispatch (cohort.h): the cohort this core runs (owner-only), and for statistics the
+    // cohorts that reached two threads and the threads dispatched in those (written by the core's
+    // runner, read racily by stats()).
+    CohortState cohort;
+    std::atomic<uint64_t> cohortsFormed{0};
+    std::atomic<uint64_t> cohortThreads{0};
 };
 
 static_assert(offsetof(Core, timerLock) - offsetof(Core, queueLock) == 64,
@@ -184,6 +193,20 @@ constexpr uint8_t kBatchQueue = 1;
 // The next thread this core should run (runNext, else the normal queue, else the batch queue), or
 // null. Owner-only.
 ThreadContext* takeNext(Core* core);
+// takeNext() without the real-time list and without cohorts: runNext (within its streak), else the
+// oldest normal thread, else the oldest batch thread. Owner-only.
+ThreadContext* takeNextFifo(Core* core);
+// takeNext() under cohort dispatch, after the real-time list (cohort.cc). Owner-only.
+ThreadContext* takeNextCohort(Core* core);
+// Takes the core's runNext thread for its runner, or null (it was stolen, or it may not run here
+// and was sent elsewhere). Owner-only.
+ThreadContext* takeRunNext(Core* core);
+// Records a queued thread's resume tag for cohort scans (cohort dispatch only); called by the
+// thread's own switch-out, before anything publishes it.
+inline void noteResumeTag(ThreadContext* t) {
+    t->resumeTag.store(resumeTag(reinterpret_cast<uintptr_t>(t->resumePoint)),
+                       std::memory_order_relaxed);
+}
 // takeNext() for a normal thread that yields: a batch thread never takes the core from it.
 ThreadContext* takeNextNormal(Core* core);
 // Pops the oldest runnable thread of `core`'s normal queue, else of its batch queue, or null.

@@ -1,6 +1,7 @@
 // Start-up, shutdown, core release/acquire and statistics.
 #include <sched.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -66,6 +67,15 @@ std::optional<Error> validate(const RuntimeOptions& o) {
         return Error{Errc::invalidArgument,
                      "retakeAfterNs must be 0 (off) or between 20 us and 1 s"};
     }
+    if (o.dispatch != Dispatch::fifo && o.dispatch != Dispatch::cohort) {
+        return Error{Errc::invalidArgument, "dispatch must be fifo or cohort"};
+    }
+    if (o.cohortMaxThreads < 1 || o.cohortMaxThreads > kMaxCohortThreads) {
+        return Error{Errc::invalidArgument, "cohortMaxThreads must be between 1 and 1024"};
+    }
+    if (o.cohortMaxNs < kMinCohortNs || o.cohortMaxNs > kMaxCohortNs) {
+        return Error{Errc::invalidArgument, "cohortMaxNs must be between 1 us and 1 s"};
+    }
     if (o.defaultStackSize < kMinStackOption || o.defaultStackSize > kMaxStackOption) {
         return Error{Errc::invalidArgument, "defaultStackSize must be between 16 KiB and 1 GiB"};
     }
@@ -125,10 +135,13 @@ std::optional<Error> startRuntime(const RuntimeOptions& options) {
     rt->idleSpinTicks = ticksForNs(options.idleSpinNs);
     rt->runNextStealDelayTicks = ticksForNs(kRunNextStealDelayNs);
     rt->provider = options.coreProvider;
+    rt->cohortBounds = {options.cohortMaxThreads,
+                        std::max<uint64_t>(1, ticksForNs(options.cohortMaxNs))};
     // Standalone: every core runs from the start. Arbiter mode: none until granted.
     const bool activeAtStart = rt->provider == nullptr;
     for (int i = 0; i < rt->numCores; ++i) {
         rt->cores[i].id = i;
+        rt->cores[i].cohortDispatch = options.dispatch == Dispatch::cohort;
         rt->cores[i].active.store(activeAtStart, std::memory_order_relaxed);
         rt->cores[i].owner = &rt->carriers[i];
         rt->cores[i].carrier.store(&rt->carriers[i], std::memory_order_relaxed);
@@ -296,6 +309,8 @@ RuntimeStats stats() {
         s.steals += rt->cores[i].steals.load(std::memory_order_relaxed);
         s.coresLent = rt->coresLent.load(std::memory_order_relaxed);
         s.threadsCreated += rt->cores[i].threadsCreated.load(std::memory_order_relaxed);
+        s.cohortsFormed += rt->cores[i].cohortsFormed.load(std::memory_order_relaxed);
+        s.cohortThreads += rt->cores[i].cohortThreads.load(std::memory_order_relaxed);
     }
     s.preemptions = preemptionCount();
     s.trappedSyscalls = trappedSyscallCount();

@@ -22,6 +22,7 @@ struct RuntimeState {
     std::unique_ptr<Carrier[]> carriers;
     uint64_t idleSpinTicks = 0;
     uint64_t runNextStealDelayTicks = 0;  // core.cc: stealRunNext
+    CohortBounds cohortBounds;            // cohort dispatch (cohort.h), from the options
     std::atomic<bool> stopping{false};
 
     // Idle-carrier bookkeeping, written constantly by idle carriers: a cache line of its own, away

@@ -120,6 +120,8 @@ void completeSwitch(transfer_t t) {
 
 void rejoinAfterLend(ThreadContext* self) {
     Carrier* c = self->carrier;
+    if (c->core->cohortDispatch) [[unlikely]]
+        noteResumeTag(self);  // queued at the resume point of its blocking call
     c->record.from = self;
     c->record.action = AfterSwitch::rejoin;
     c->current = nullptr;
@@ -177,6 +179,10 @@ void switchTo(ThreadContext* self, ThreadContext* next, AfterSwitch action) {
     }
     core->contextSwitches.store(core->contextSwitches.load(std::memory_order_relaxed) + 1,
                                 std::memory_order_relaxed);
+    // Cohort dispatch: the tag a core's scan compares, from the resume point this thread parks
+    // or is queued at (one byte load of the core's runNext line otherwise).
+    if (core->cohortDispatch) [[unlikely]]
+        noteResumeTag(self);
     // Re-arms syscall user dispatch after a clone ran in place (syscall_dispatch.h): one load of
     // the carrier's own line.
     if (c->syscallSelector.load(std::memory_order_relaxed) != 1 /*kSyscallsTrapped*/) [[unlikely]] {

@@ -128,6 +128,9 @@ std::vector<std::pair<std::string, std::string>> toEnvironment(const Config& con
         {kEnvIdleGrace, std::to_string(config.estimator.idleGraceUs)},
         {kEnvExplainClasses, flag(config.explainClasses)},
         {kEnvNativeSyscalls, flag(config.nativeSyscalls)},
+        {kEnvDispatch, std::string(dispatchName(config.dispatch))},
+        {kEnvCohortMax, std::to_string(config.cohortMax)},
+        {kEnvCohortMaxUs, std::to_string(config.cohortMaxUs)},
     };
 }
 
@@ -159,7 +162,10 @@ bool fromEnvironment(const std::function<const char*(const char*)>& lookup, Conf
         {kEnvTimeSlice, detail::parseTimeSliceAs},
         {kEnvReleaseDefer, detail::parseReleaseDeferAs},
         {kEnvIdleSpin, detail::parseIdleSpinAs},
-        {kEnvRetakeAfter, detail::parseRetakeAfterAs}};
+        {kEnvRetakeAfter, detail::parseRetakeAfterAs},
+        {kEnvDispatch, detail::parseDispatchAs},
+        {kEnvCohortMax, detail::parseCohortMaxAs},
+        {kEnvCohortMaxUs, detail::parseCohortMaxUsAs}};
     for (const auto& [name, parse] : configVars) {
         if (!(v = value(name)).empty() && !parse(name, v, &next, error)) return false;
     }

@@ -40,6 +40,12 @@ bool parseIdleSpinAs(std::string_view label, std::string_view text, Config* conf
                      std::string* error);
 bool parseRetakeAfterAs(std::string_view label, std::string_view text, Config* config,
                         std::string* error);
+bool parseDispatchAs(std::string_view label, std::string_view text, Config* config,
+                     std::string* error);
+bool parseCohortMaxAs(std::string_view label, std::string_view text, Config* config,
+                      std::string* error);
+bool parseCohortMaxUsAs(std::string_view label, std::string_view text, Config* config,
+                        std::string* error);
 bool parsePriorityAs(std::string_view label, std::string_view text, Config* config,
                      std::string* error);
 bool parseThreadClassAs(std::string_view label, std::string_view text, ThreadClass* out,

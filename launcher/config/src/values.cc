@@ -103,6 +103,40 @@ bool parseRetakeAfterAs(std::string_view label, std::string_view text, Config* c
                                &config->retakeAfterUs, error);
 }
 
+// Exact, lowercase names, as the estimator's.
+bool parseDispatchAs(std::string_view label, std::string_view text, Config* config,
+                     std::string* error) {
+    if (text == "fifo" || text == "cohort") {
+        config->dispatch = text == "cohort" ? Dispatch::cohort : Dispatch::fifo;
+        return true;
+    }
+    return invalid(label, text, "unknown dispatch", kDispatchForm, error);
+}
+
+// At least one thread per cohort (1: FIFO order, cohorts only counted); bounded so that the thread
+// FIFO would run next never waits behind more than a thousand others.
+bool parseCohortMaxAs(std::string_view label, std::string_view text, Config* config,
+                      std::string* error) {
+    uint64_t value = 0;
+    if (!parseDecimal(text, kMaxCohortThreads, &value) || value == 0) {
+        return invalid(label, text, "", kCohortMaxForm, error);
+    }
+    config->cohortMax = static_cast<uint32_t>(value);
+    return true;
+}
+
+// A cohort must be allowed some time (0 would be FIFO in disguise: say --cohort-max 1 instead);
+// past a second the thread FIFO would run next would wait too long.
+bool parseCohortMaxUsAs(std::string_view label, std::string_view text, Config* config,
+                        std::string* error) {
+    uint64_t value = 0;
+    if (!parseDecimal(text, kMaxCohortUs, &value) || value == 0) {
+        return invalid(label, text, "", kCohortMaxUsForm, error);
+    }
+    config->cohortMaxUs = static_cast<uint32_t>(value);
+    return true;
+}
+
 // One table for the estimator's integer settings: their option names, bounds and forms, so the
 // command line and the environment parse them alike.
 struct IntegerSetting {
@@ -225,6 +259,22 @@ bool parseIdleSpin(std::string_view text, Config* config, std::string* error) {
 
 bool parseRetakeAfter(std::string_view text, Config* config, std::string* error) {
     return detail::parseRetakeAfterAs("--retake-after", text, config, error);
+}
+
+bool parseDispatch(std::string_view text, Config* config, std::string* error) {
+    return detail::parseDispatchAs("--dispatch", text, config, error);
+}
+
+bool parseCohortMax(std::string_view text, Config* config, std::string* error) {
+    return detail::parseCohortMaxAs("--cohort-max", text, config, error);
+}
+
+bool parseCohortMaxUs(std::string_view text, Config* config, std::string* error) {
+    return detail::parseCohortMaxUsAs("--cohort-max-us", text, config, error);
+}
+
+std::string_view dispatchName(Dispatch dispatch) {
+    return dispatch == Dispatch::cohort ? "cohort" : "fifo";
 }
 
 bool parseTracePath(std::string_view text, Config* config, std::string* error) {

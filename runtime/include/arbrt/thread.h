@@ -37,6 +37,16 @@ constexpr uint64_t kMaxReleaseDeferNs = 1'000'000'000;
 inline constexpr uint64_t kMinRetakeAfterNs = 20'000;
 inline constexpr uint64_t kMaxRetakeAfterNs = 1'000'000'000;
 
+// How a core picks the next thread to run (RuntimeOptions::dispatch).
+enum class Dispatch : uint8_t {
+    fifo,    // runNext, then the oldest runnable thread
+    cohort,  // prefer threads parked at the resume point just run (arbrt/resume_point.h)
+};
+
+// Bounds of RuntimeOptions::cohortMaxThreads and cohortMaxNs.
+inline constexpr uint32_t kMaxCohortThreads = 1024;
+inline constexpr uint64_t kMinCohortNs = 1'000, kMaxCohortNs = 1'000'000'000;
+
 struct RuntimeOptions {
     // Cores (and carriers) to create; 0 means one per CPU in the process's affinity mask. May
     // exceed the number of CPUs (tests simulate larger machines that way).
@@ -108,6 +118,15 @@ struct RuntimeOptions {
     // the signal to onSyscallDispatchSignal, and no carrier may block SIGSYS. Where the kernel
     // lacks the feature the runtime starts without it (syscallDispatchActive() says so).
     long (*rawSyscallHandler)(long number, const long args[6]) = nullptr;
+    // Cohort dispatch (Larus & Parkes, USENIX ATC 2002; runtime/src/cohort.h): when a core picks
+    // its next thread, it prefers one parked at the same resume point as the thread it ran last
+    // (the same stage of another request), among the next few it would take, for at most
+    // cohortMaxThreads threads (1 to kMaxCohortThreads) and cohortMaxNs (kMinCohortNs to
+    // kMaxCohortNs) per cohort; then the FIFO choice runs and begins the next cohort. Real-time
+    // priorities, yields and stealing keep their rules.
+    Dispatch dispatch = Dispatch::fifo;
+    uint32_t cohortMaxThreads = 8;
+    uint64_t cohortMaxNs = 100'000;
 };
 
 // For the handler of RuntimeOptions::preemptSignal on a carrier (async-signal-safe): true when the
@@ -358,6 +377,10 @@ struct RuntimeStats {
     uint64_t exclusiveFallbacks;  // times an exclusive thread had to run as normal: no core could
                                   // be reserved (at creation, after a reclassification, or after
                                   // its core was released)
+    // Cohort dispatch: cohorts that reached two threads run back to back, and the threads run in
+    // them (mean size = cohortThreads / cohortsFormed). 0 under FIFO dispatch.
+    uint64_t cohortsFormed;
+    uint64_t cohortThreads;
 };
 RuntimeStats stats();
 

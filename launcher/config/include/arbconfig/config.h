@@ -57,6 +57,9 @@ struct EstimatorSettings {
     friend bool operator==(const EstimatorSettings&, const EstimatorSettings&) = default;
 };
 
+// How a core picks the next thread to run (--dispatch); see RuntimeOptions::dispatch.
+enum class Dispatch { fifo, cohort };
+
 // The whole configuration. A plain value: copy freely, no concurrency rules.
 struct Config {
     uint32_t minCores = 1, maxCores = 0;  // --cores N | MIN:MAX | MIN: ; 0 = one per allowed CPU
@@ -83,6 +86,12 @@ struct Config {
     // wait for its core, before the call is re-issued as a blocking call and the core lent; 0 =
     // off (needs preemption, --time-slice not 0).
     uint32_t retakeAfterUs = 100;
+    // --dispatch fifo|cohort: cohort prefers, among the next threads a core would run, one parked
+    // at the same resume point as the thread it just ran (the same stage of another request), for
+    // at most --cohort-max threads and --cohort-max-us microseconds per cohort.
+    Dispatch dispatch = Dispatch::fifo;
+    uint32_t cohortMax = 8;
+    uint32_t cohortMaxUs = 100;
     std::string tracePath;        // --trace FILE; empty = no core timeline
     EstimatorSettings estimator;  // --estimator and its settings
 
@@ -116,6 +125,11 @@ inline constexpr uint32_t kMaxIdleSpinUs = 1'000'000;
 inline constexpr std::string_view kIdleSpinForm = "microseconds from 0 to 1000000";
 inline constexpr uint32_t kMinRetakeAfterUs = 20, kMaxRetakeAfterUs = 1'000'000;
 inline constexpr std::string_view kRetakeAfterForm = "0 (off) or microseconds from 20 to 1000000";
+inline constexpr std::string_view kDispatchForm = "fifo or cohort";
+inline constexpr uint32_t kMaxCohortThreads = 1'024;
+inline constexpr std::string_view kCohortMaxForm = "an integer from 1 to 1024";
+inline constexpr uint32_t kMaxCohortUs = 1'000'000;
+inline constexpr std::string_view kCohortMaxUsForm = "microseconds from 1 to 1000000";
 inline constexpr std::string_view kReleaseDeferForm =
     "0 (always preempt) or microseconds up to 5000 (half the arbiter's forced-reclaim timeout)";
 
@@ -130,6 +144,10 @@ bool parseReleaseDefer(std::string_view text, Config* config, std::string* error
 bool parseIdleSpin(std::string_view text, Config* config, std::string* error);
 bool parseRetakeAfter(std::string_view text, Config* config, std::string* error);
 bool parseTracePath(std::string_view text, Config* config, std::string* error);
+bool parseDispatch(std::string_view text, Config* config, std::string* error);
+bool parseCohortMax(std::string_view text, Config* config, std::string* error);
+bool parseCohortMaxUs(std::string_view text, Config* config, std::string* error);
+std::string_view dispatchName(Dispatch dispatch);
 bool parseEstimator(std::string_view text, Config* config, std::string* error);
 bool parseLoadFactor(std::string_view text, Config* config, std::string* error);
 bool parseHysteresis(std::string_view text, Config* config, std::string* error);
@@ -174,6 +192,9 @@ inline constexpr const char* kEnvCheckPeriod = "ARBRUN_CHECK_PERIOD_US";     // 
 inline constexpr const char* kEnvIdleGrace = "ARBRUN_IDLE_GRACE_US";         // 10-60000000
 inline constexpr const char* kEnvExplainClasses = "ARBRUN_EXPLAIN_CLASSES";  // 1 | 0
 inline constexpr const char* kEnvNativeSyscalls = "ARBRUN_NATIVE_SYSCALLS";  // 1 | 0
+inline constexpr const char* kEnvDispatch = "ARBRUN_DISPATCH";               // fifo | cohort
+inline constexpr const char* kEnvCohortMax = "ARBRUN_COHORT_MAX";            // 1-1024
+inline constexpr const char* kEnvCohortMaxUs = "ARBRUN_COHORT_MAX_US";       // 1-1000000
 
 // Every variable above with its value for `config`, in the order listed (all of them, always, so a
 // launcher overrides whatever its own environment held). ARBRUN_CLASS holds the rules in order,
