@@ -11,6 +11,7 @@
 // The layout is checked once against the _thread_db descriptors glibc exports for debuggers
 // ({bits, count, offset}); if it differs, destructors are skipped with one warning.
 #include "keys.h"
+#include <atomic>
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -103,15 +104,16 @@ bool& specificUsed(char* self, const KeyLayout& layout) {
 void destroyOnePass(char* self, const KeyLayout& layout) {
     KeyData** blocks = blocksOf(self, layout);
     for (size_t b = 0; b < kBlocks; ++b) {
-        KeyData* block = __atomic_load_n(&blocks[b], __ATOMIC_RELAXED);
+        KeyData* block = std::atomic_ref(blocks[b]).load(std::memory_order_relaxed);
         if (!block) continue;
         for (size_t i = 0; i < kBlockEntries; ++i) {
             void* data = block[i].data;
             if (!data) continue;
             block[i].data = nullptr;
             const KeyStruct& key = layout.keys[b * kBlockEntries + i];
-            const uintptr_t keySeq = __atomic_load_n(&key.seq, __ATOMIC_RELAXED);
-            void (*destructor)(void*) = __atomic_load_n(&key.destructor, __ATOMIC_RELAXED);
+            const uintptr_t keySeq = std::atomic_ref(key.seq).load(std::memory_order_relaxed);
+            void (*destructor)(void*) =
+                std::atomic_ref(key.destructor).load(std::memory_order_relaxed);
             if (block[i].seq == keySeq && destructor) destructor(data);
         }
     }
@@ -135,11 +137,12 @@ void destroyKeys() {
     if (!layout.keys) return;
     char* self = reinterpret_cast<char*>(pthread_self());  // the TCB: glibc's THREAD_SELF
     bool& used = specificUsed(self, layout);
-    if (!__atomic_load_n(&used, __ATOMIC_RELAXED)) return;  // no value was ever set
+    if (!std::atomic_ref(used).load(std::memory_order_relaxed)) return;  // no value was ever set
     for (int round = 0; round < PTHREAD_DESTRUCTOR_ITERATIONS; ++round) {
-        __atomic_store_n(&used, false, __ATOMIC_RELAXED);
+        std::atomic_ref(used).store(false, std::memory_order_relaxed);
         destroyOnePass(self, layout);
-        if (!__atomic_load_n(&used, __ATOMIC_RELAXED)) break;  // no destructor set a value
+        if (!std::atomic_ref(used).load(std::memory_order_relaxed))
+            break;  // no destructor set a value
     }
     releaseStorage(self, layout);
 }

@@ -11,6 +11,7 @@
 //   runs pthread cleanup handlers below the target, as glibc's _longjmp_unwind does).
 // Buffers set up by _setjmp/setjmp (no mask saved) leave the virtual mask alone, as natively.
 #include <pthread.h>
+#include <atomic>
 
 #include <cstdint>
 
@@ -61,7 +62,8 @@ __attribute__((visibility("hidden"))) void* arbrunRealSigsetjmp = nullptr;
 __attribute__((visibility("hidden"), used)) void arbrunRecordSigsetjmp(__jmp_buf_tag* env,
                                                                        int saveMask) {
     if (!arbrunRealSigsetjmp) {
-        __atomic_store_n(&arbrunRealSigsetjmp, arbrun::lookupReal("__sigsetjmp"), __ATOMIC_RELEASE);
+        std::atomic_ref(arbrunRealSigsetjmp)
+            .store(arbrun::lookupReal("__sigsetjmp"), std::memory_order_release);
     }
     if (!saveMask || !arbrun::onUserThread()) return;
     env->__saved_mask.__val[kMaskWord] = arbrun::currentSignalMask();

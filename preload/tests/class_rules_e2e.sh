@@ -96,19 +96,19 @@ case $check in
     expect_line "arbrun: thread 0 (dispatch_loop) -> class exclusive (rule 1: sym:dispatch_loop=exclusive)"
     for i in 1 2 3 4 5 6; do expect_line "arbrun: thread $i (crunch) -> class normal (default)"; done
     expect_count 7 "^arbrun: thread [0-9]+ \("
-    expect_count 1 "[:,] cores reserved 1, exclusive fallbacks 0, releases awaiting a park 0 \(then preempted 0\), cores 3$"
+    expect_count 1 "[:,] cores reserved 1, exclusive fallbacks 0, releases awaiting a park 0 \(then preempted 0\), cohorts formed 0 \(mean size 0.00\), cores 3$"
     # The same by name: the thread names itself and yields; its class applies at that switch.
     program_args=named run --cores 3 --stats --explain-classes --class 'name:dispatch=exclusive'
     expect_out "exclusive thread ran on 1 carrier(s), 0 of them also ran other threads"
     expect_line "arbrun: thread 0 (dispatch_loop) -> class normal (default)"
     expect_line "arbrun: thread 0 named 'dispatch' -> class exclusive (rule 1: name:dispatch=exclusive)"
-    expect_count 1 "[:,] cores reserved 1, exclusive fallbacks 0, releases awaiting a park 0 \(then preempted 0\), cores 3$"
+    expect_count 1 "[:,] cores reserved 1, exclusive fallbacks 0, releases awaiting a park 0 \(then preempted 0\), cohorts formed 0 \(mean size 0.00\), cores 3$"
     # One core: nothing can be reserved (one core always stays shared). Said once; the program
     # still runs, on the shared core.
     run --cores 1 --stats --class 'sym:dispatch_loop=exclusive' --class 'sym:crunch=exclusive'
     expect_out "exclusive thread ran on 1 carrier(s), 1 of them also ran other threads"
     expect_count 1 "^arbrun: no core can be reserved for exclusive thread 0 \(dispatch_loop\): "
-    expect_count 1 "[:,] cores reserved 0, exclusive fallbacks 7, releases awaiting a park 0 \(then preempted 0\), cores 1$"
+    expect_count 1 "[:,] cores reserved 0, exclusive fallbacks 7, releases awaiting a park 0 \(then preempted 0\), cohorts formed 0 \(mean size 0.00\), cores 1$"
     # Without --explain-classes (or --verbose) nothing is said about threads.
     run --cores 3 --class 'sym:dispatch_loop=exclusive'
     expect_count 0 "^arbrun: thread"

@@ -7,6 +7,7 @@
 // back to the idle list. Owners always get their core back, so in arbiter mode the kernel thread
 // the arbiter granted a cpu keeps running it except while it is blocked.
 #include <sys/prctl.h>
+#include <atomic>
 
 #include <algorithm>
 #include <ctime>
@@ -63,7 +64,7 @@ bool lendCore(Core* core, Carrier* runner, uint64_t since) {
         if (!ownerWaits) putSpare(target);
         return false;
     }
-    target->arbiterCpu = runner->arbiterCpu;
+    std::atomic_ref(target->arbiterCpu).store(runner->arbiterCpu, std::memory_order_relaxed);
     if (!ownerWaits) {
         target->core = core;
         core->lent.store(1, std::memory_order_relaxed);  // before `carrier`: the owner reads both
@@ -148,7 +149,8 @@ bool watchForRetake(Core* core, CoreWatch& w, uint64_t now, uint64_t stuckNs,
 uint64_t sliceFor(const Core* core) {
     const uint64_t sliceNs = gRuntime->options.timeSliceNs;
     const Carrier* c = core->carrier.load(std::memory_order_relaxed);
-    const ThreadContext* runner = c ? __atomic_load_n(&c->current, __ATOMIC_RELAXED) : nullptr;
+    const ThreadContext* runner =
+        c ? std::atomic_ref(c->current).load(std::memory_order_relaxed) : nullptr;
     const uint8_t mine = runner ? runner->rtPriority.load(std::memory_order_relaxed) : 0;
     if (mine == 0) [[likely]]
         return sliceNs;
@@ -292,7 +294,7 @@ void* spareCarrierMain(void* arg) {
         runDispatcher(s);  // until lent on, asked to give the core back, released or stopped
         if (core->carrier.load(std::memory_order_acquire) == s) {
             // Leave the core for its owner (which waits in reclaimCore, or will when it returns).
-            s->arbiterCpu = -1;
+            std::atomic_ref(s->arbiterCpu).store(-1, std::memory_order_relaxed);
             core->carrier.store(nullptr, std::memory_order_relaxed);
             core->lent.store(0, std::memory_order_release);
             futexWake(&core->lent, 1);

@@ -19,8 +19,8 @@ void runThread(Carrier* c, ThreadContext* t) {
     const uint64_t start = rdtsc();
     c->record.from = nullptr;
     c->record.action = AfterSwitch::nothing;
-    c->current = t;
-    t->carrier = c;
+    std::atomic_ref(c->current).store(t, std::memory_order_relaxed);
+    std::atomic_ref(t->carrier).store(c, std::memory_order_relaxed);
     core->threadStarts.store(core->threadStarts.load(std::memory_order_relaxed) + 1,
                              std::memory_order_relaxed);  // owner-only: no locked increment
     setThreadPointer(t->tcb);
@@ -217,12 +217,12 @@ void runGrantedCores(Carrier* c) {
     while (!rt.stopping.load(std::memory_order_acquire)) {
         const int cpu = rt.provider->blockUntilCoreAvailable();  // the arbiter pins us to `cpu`
         if (cpu < 0) return;                                     // provider shut down
-        c->arbiterCpu = cpu;
+        std::atomic_ref(c->arbiterCpu).store(cpu, std::memory_order_relaxed);
         activateCore(c->core);
         traceEvent(TraceEvent::grant, c->core->id, cpu, 1);
         dispatchOwnCore(c);       // until the arbiter wants the core back (or stop)
         deactivateCore(c->core);  // stopping while granted: leave it inactive, as a release would
-        c->arbiterCpu = -1;
+        std::atomic_ref(c->arbiterCpu).store(-1, std::memory_order_relaxed);
         traceEvent(TraceEvent::release, c->core->id, cpu, 0);
         rt.provider->releaseCore(cpu);
     }

@@ -64,8 +64,10 @@ struct alignas(64) ThreadContext {
     // --- Switch-hot: touched on every context switch (one cache line).
     fcontext_t savedContext = nullptr;  // valid while the thread is not running
     void* tcb = nullptr;                // this thread's %fs base
-    Carrier* carrier = nullptr;         // carrier running the thread; valid while it runs
-    Core* core = nullptr;               // home core: where it is queued when it becomes runnable
+    // Carrier running the thread; valid while it runs. Stored (atomic_ref, relaxed) by the carrier
+    // switching it in; read by others through atomic_ref acquire, checked against carrier->current.
+    Carrier* carrier = nullptr;
+    Core* core = nullptr;  // home core: where it is queued when it becomes runnable
     ThreadContext* nextRunnable = nullptr;
     std::atomic<uint64_t> runState{0};
     std::atomic<uint64_t> lifecycle{packState(0, kFree)};
@@ -103,7 +105,9 @@ struct alignas(64) ThreadContext {
     // (threadCpuNs). One word, so a reader never sees a half-updated pair.
     std::atomic<uint64_t> cpuClock{0};
 
-    // --- Timers (sleeps, timed waits): guarded by timerCore->timerLock.
+    // --- Timers (sleeps, timed waits): guarded by timerCore->timerLock. `timerCore` itself is
+    // stored with atomic_ref release under the old core's lock (insert, migration) and read with
+    // atomic_ref acquire by cancelTimer(), which then locks that core and confirms it.
     uint64_t wakeupNs = 0;
     Core* timerCore = nullptr;
     int32_t heapIndex = -1;  // position in timerCore's heap, -1 when not in one
@@ -128,8 +132,9 @@ struct alignas(64) ThreadContext {
     // Class and placement (core_policy.h): the core reserved for this exclusive thread, where it
     // must stay (null: none; `allowed` is unchanged by a reservation), beside `allowed` so that
     // the checks of both touch one line. Changes under the policy's lock, by the thread itself, by
-    // its creator before launch, or by a core's loss (which also sets `replace`); stored
-    // atomically, since reservedCoreOf() reads it from any thread.
+    // its creator before launch, or by a core's loss (which also sets `replace`); stored with
+    // atomic_ref (release) once the thread is visible, since reservedCoreOf() and placement read
+    // it from any thread (atomic_ref; acquire where the core's state is used next).
     Core* reservedCore = nullptr;
     bool reusedTcb = false;  // TCB held an earlier thread: reset libc's per-thread state at entry
     // The preemption trampoline was entered by interruptAtSafePoint: run the resume hook without

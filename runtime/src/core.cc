@@ -291,7 +291,8 @@ ThreadContext* takeRunNext(Core* core) {
 // line per pick; t's reservedCore shares a line with its allowed set.
 Core* placeThread(const ThreadContext* t, int preferred) {
     RuntimeState& rt = *gRuntime;
-    if (Core* home = __atomic_load_n(&t->reservedCore, __ATOMIC_RELAXED)) [[unlikely]] {
+    if (Core* home = std::atomic_ref(t->reservedCore).load(std::memory_order_relaxed))
+        [[unlikely]] {
         if (acceptsThread(home, t)) return home;  // an exclusive thread stays on its core
     }
     const CoreSet& allowed = t->allowed;

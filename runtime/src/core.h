@@ -159,8 +159,14 @@ struct Carrier {
     Core* core = nullptr;       // owner: its core, always; spare: the core it runs, or null
     void* nativeTcb = nullptr;  // the TCB glibc gave this kernel thread
     fcontext_t dispatcherContext = nullptr;
-    ThreadContext* current = nullptr;  // running user thread; null while dispatching
-    int arbiterCpu = -1;               // arbiter mode: the cpu granted to this carrier, else -1
+    // Running user thread; null while dispatching. Written only by this carrier, with atomic_ref
+    // relaxed stores at each switch; read plainly by it and through atomic_ref by others (the
+    // release watcher, the monitor, the policy, signalling code): a snapshot that may be stale by
+    // the time it is used, which every reader tolerates.
+    ThreadContext* current = nullptr;
+    // Arbiter mode: the cpu granted to this carrier, else -1. Written by this carrier (or the one
+    // lending it a core) with atomic_ref relaxed stores; read by the release watcher the same way.
+    int arbiterCpu = -1;
     pthread_t thread{};
     std::atomic<uint32_t> spareWord{0};  // spare: 1 once the monitor gave it a core
     Carrier* nextSpare = nullptr;        // idle-spare list link (under RuntimeState::spareLock)

@@ -1,5 +1,6 @@
 // The core policy: class placement and exclusive reservations (the rules are in core_policy.h).
 #include "core_policy.h"
+#include <atomic>
 
 #include "arch.h"
 #include "request_sender.h"
@@ -30,7 +31,7 @@ void placeEvicted(ThreadContext* list) {
 // reservedCoreOf() reads the field from any thread: stored atomically (the policy's lock orders
 // the writers).
 void setReservedCore(ThreadContext* t, Core* core) {
-    __atomic_store_n(&t->reservedCore, core, __ATOMIC_RELEASE);
+    std::atomic_ref(t->reservedCore).store(core, std::memory_order_release);
 }
 
 }  // namespace
@@ -95,7 +96,7 @@ Core* CorePolicy::reserveLocked(ThreadContext* t, int preferred, const Core* avo
     // with nothing else runnable a switch (replaceAtSwitch sends it away). A snapshot of the
     // carrier's current thread: a stale one only gets a harmless extra look at its placement.
     if (const Carrier* runner = best->carrier.load(std::memory_order_acquire)) {
-        ThreadContext* running = __atomic_load_n(&runner->current, __ATOMIC_ACQUIRE);
+        ThreadContext* running = std::atomic_ref(runner->current).load(std::memory_order_acquire);
         if (running && running != t) running->replace.store(1, std::memory_order_release);
     }
     // The evicted threads, in order (t is not among them: it runs, or is not launched yet).

@@ -13,6 +13,7 @@
 // Pure logic (tested in arbrt_logic_tests); the caller supplies TSC ticks.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 namespace arbrt::detail {
@@ -34,26 +35,26 @@ inline void recordPark(ParkRhythm* r, uint64_t nowTsc) {
         const uint64_t burst = nowTsc - r->resumeTsc;
         const uint64_t average =
             r->burstTicks == 0 ? burst : r->burstTicks - r->burstTicks / 4 + burst / 4;
-        __atomic_store_n(&r->burstTicks, average, __ATOMIC_RELAXED);
+        std::atomic_ref(r->burstTicks).store(average, std::memory_order_relaxed);
     }
-    __atomic_store_n(&r->resumeTsc, uint64_t{0}, __ATOMIC_RELAXED);
+    std::atomic_ref(r->resumeTsc).store(uint64_t{0}, std::memory_order_relaxed);
 }
 
 // Records the resume from a park at `nowTsc`: the next burst starts (owning thread; one relaxed
 // store, as above).
 inline void recordResume(ParkRhythm* r, uint64_t nowTsc) {
-    __atomic_store_n(&r->resumeTsc, nowTsc, __ATOMIC_RELAXED);
+    std::atomic_ref(r->resumeTsc).store(nowTsc, std::memory_order_relaxed);
 }
 
 // Racy accessors for the release watcher and for resetting a recycled context: each word is read
 // and written whole (relaxed atomics), the pair is not (see ParkRhythm).
 inline ParkRhythm loadParkRhythm(const ParkRhythm* r) {
-    return {__atomic_load_n(&r->resumeTsc, __ATOMIC_RELAXED),
-            __atomic_load_n(&r->burstTicks, __ATOMIC_RELAXED)};
+    return {std::atomic_ref(r->resumeTsc).load(std::memory_order_relaxed),
+            std::atomic_ref(r->burstTicks).load(std::memory_order_relaxed)};
 }
 inline void storeParkRhythm(ParkRhythm* r, const ParkRhythm& value) {
-    __atomic_store_n(&r->resumeTsc, value.resumeTsc, __ATOMIC_RELAXED);
-    __atomic_store_n(&r->burstTicks, value.burstTicks, __ATOMIC_RELAXED);
+    std::atomic_ref(r->resumeTsc).store(value.resumeTsc, std::memory_order_relaxed);
+    std::atomic_ref(r->burstTicks).store(value.burstTicks, std::memory_order_relaxed);
 }
 
 // Whether the release watcher should leave a core asked back to its runner until the runner parks

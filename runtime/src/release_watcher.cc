@@ -6,6 +6,7 @@
 // microseconds — unless the runner is expected to park within RuntimeOptions::releaseDeferNs
 // (barrier-aware release, park_history.h): then the core goes back at that park.
 #include "release_watcher.h"
+#include <atomic>
 
 #include <vector>
 
@@ -34,7 +35,7 @@ struct PendingRelease {
 void preemptOrAwaitPark(Core* core, Carrier* c, PendingRelease* pending, uint64_t budgetTicks) {
     RuntimeState& rt = *gRuntime;
     if (core->blockingSince.load(std::memory_order_relaxed) != 0) return;  // lent: no runner
-    const ThreadContext* runner = __atomic_load_n(&c->current, __ATOMIC_RELAXED);
+    const ThreadContext* runner = std::atomic_ref(c->current).load(std::memory_order_relaxed);
     if (runner == nullptr) return;  // dispatching: it sees the request itself
     const uint64_t now = rdtsc();
     const uint64_t waited = now > pending->sinceTsc ? now - pending->sinceTsc : 0;
@@ -62,7 +63,7 @@ bool actOnReleaseRequests(std::vector<PendingRelease>* pendingByCore, uint64_t b
         Carrier* c = core->carrier.load(std::memory_order_acquire);
         // Racy reads of fields the carrier writes: a stale value costs one needless wake-up or
         // one retry kRetryNs later.
-        const int cpu = c ? __atomic_load_n(&c->arbiterCpu, __ATOMIC_RELAXED) : -1;
+        const int cpu = c ? std::atomic_ref(c->arbiterCpu).load(std::memory_order_relaxed) : -1;
         if (cpu < 0 || !rt.provider->mustReleaseCore(cpu)) {
             p = {};
             continue;

@@ -124,7 +124,7 @@ void rejoinAfterLend(ThreadContext* self) {
         noteResumeTag(self);  // queued at the resume point of its blocking call
     c->record.from = self;
     c->record.action = AfterSwitch::rejoin;
-    c->current = nullptr;
+    std::atomic_ref(c->current).store(nullptr, std::memory_order_relaxed);
     setThreadPointer(c->nativeTcb);
     transfer_t t = jump_fcontext(c->dispatcherContext, &c->record);
     completeSwitch(t);  // resumed by whichever carrier took us from the run queue
@@ -194,12 +194,12 @@ void switchTo(ThreadContext* self, ThreadContext* next, AfterSwitch action) {
     if (next) {
         core->threadStarts.store(core->threadStarts.load(std::memory_order_relaxed) + 1,
                                  std::memory_order_relaxed);  // owner-only: no locked increment
-        c->current = next;
-        next->carrier = c;
+        std::atomic_ref(c->current).store(next, std::memory_order_relaxed);
+        std::atomic_ref(next->carrier).store(c, std::memory_order_relaxed);
         setThreadPointer(next->tcb);
         t = jump_fcontext(next->savedContext, &c->record);
     } else {
-        c->current = nullptr;
+        std::atomic_ref(c->current).store(nullptr, std::memory_order_relaxed);
         setThreadPointer(c->nativeTcb);
         t = jump_fcontext(c->dispatcherContext, &c->record);
     }

@@ -27,7 +27,7 @@ std::atomic<void (*)(void*)> gExtensionReset{nullptr};
 // Whether `t` may run on `core` as far as its reservation goes (an exclusive thread stays on its
 // core); reservedCore lies on the line of `allowed`, which the caller has just read.
 bool reservedCoreAllows(const ThreadContext* t, const Core* core) {
-    const Core* home = __atomic_load_n(&t->reservedCore, __ATOMIC_RELAXED);
+    const Core* home = std::atomic_ref(t->reservedCore).load(std::memory_order_relaxed);
     return home == nullptr || home == core;
 }
 
@@ -379,7 +379,7 @@ int reservedCoreOf(ThreadId thread) {
     ThreadContext* t = thread.context;
     if (!t || t->generation() != thread.generation) return -1;
     // A racy snapshot by design: a plain field the policy writes under its lock.
-    const Core* core = __atomic_load_n(&t->reservedCore, __ATOMIC_ACQUIRE);
+    const Core* core = std::atomic_ref(t->reservedCore).load(std::memory_order_acquire);
     return core ? core->id : -1;
 }
 
@@ -478,8 +478,8 @@ int kernelTidOf(ThreadId thread) {
     if (!t || t->generation() != thread.generation) return 0;
     // Racy snapshot by design (the thread may switch out right after): atomic loads of plain
     // fields that only its carrier writes.
-    Carrier* c = __atomic_load_n(&t->carrier, __ATOMIC_ACQUIRE);
-    if (!c || __atomic_load_n(&c->current, __ATOMIC_ACQUIRE) != t) return 0;
+    Carrier* c = std::atomic_ref(t->carrier).load(std::memory_order_acquire);
+    if (!c || std::atomic_ref(c->current).load(std::memory_order_acquire) != t) return 0;
     return GlibcTcb::userThreadId(c->nativeTcb);  // the same field holds a kernel thread's tid
 }
 

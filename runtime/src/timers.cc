@@ -2,6 +2,7 @@
 // heap operation holds that core's timerLock, and a thread's (timerCore, heapIndex) only change
 // under it.
 #include <algorithm>
+#include <atomic>
 
 #include "arbrt/time.h"
 #include "arch.h"
@@ -53,7 +54,7 @@ void removeAt(Core* core, size_t i, Core* owner = nullptr) {
     ThreadContext* last = heap.back();
     heap.pop_back();
     gone->heapIndex = -1;
-    __atomic_store_n(&gone->timerCore, owner, __ATOMIC_RELEASE);
+    std::atomic_ref(gone->timerCore).store(owner, std::memory_order_release);
     if (i < heap.size()) {
         place(heap, i, last);
         siftDown(heap, i);
@@ -68,7 +69,7 @@ void publishNextDeadline(Core* core) {
 }
 
 void insertLocked(Core* core, ThreadContext* t) {
-    __atomic_store_n(&t->timerCore, core, __ATOMIC_RELEASE);
+    std::atomic_ref(t->timerCore).store(core, std::memory_order_release);
     core->timerHeap.push_back(t);
     siftUp(core->timerHeap, core->timerHeap.size() - 1);
     publishNextDeadline(core);
@@ -91,7 +92,7 @@ void cancelTimer(ThreadContext* t) {
     // timerCore changes only under the old core's lock (migration); lock, then confirm it is still
     // ours.
     for (;;) {
-        Core* core = __atomic_load_n(&t->timerCore, __ATOMIC_ACQUIRE);
+        Core* core = std::atomic_ref(t->timerCore).load(std::memory_order_acquire);
         if (!core) return;
         core->timerLock.lock();
         if (t->timerCore == core) {
