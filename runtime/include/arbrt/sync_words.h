@@ -87,13 +87,15 @@ bool spinBriefly(TryOnce tryOnce) {
 // whoever takes it then gets WaitStatus::ownerDied). Woken waiters re-contend (no hand-off).
 constexpr uint32_t kFree = 0, kLocked = 1, kContended = 2, kOwnerDied = 0x40000000;
 
-// ok, ownerDied or busy; never waits. Acquire on success: pairs with mutexUnlock's release.
+// ok, ownerDied or busy; never waits. Acquire on success: pairs with mutexUnlock's release. The
+// first CAS is the whole uncontended case; the loop retries only while the word it saw was free.
 inline WaitStatus mutexTryLock(std::atomic<uint32_t>& word) {
     uint32_t w = kFree;
     if (word.compare_exchange_strong(w, kLocked, std::memory_order_acquire)) return WaitStatus::ok;
-    while (w == kOwnerDied) {
+    while (w == kFree || w == kOwnerDied) {
+        const uint32_t seen = w;
         if (word.compare_exchange_weak(w, kLocked, std::memory_order_acquire)) {
-            return WaitStatus::ownerDied;
+            return seen == kOwnerDied ? WaitStatus::ownerDied : WaitStatus::ok;
         }
     }
     return WaitStatus::busy;
