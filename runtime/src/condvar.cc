@@ -18,13 +18,6 @@ WaitStatus condWait(CondWords c, uint32_t observed, uint64_t deadlineNs, const W
     return WaitStatus::ok;  // woken, or the sequence had moved already (invalid)
 }
 
-// seq_cst bump, then seq_cst read of the count: the other half of condBeginWait's Dekker pair.
-void condNotify(CondWords c, size_t count) {
-    c.sequence.fetch_add(1, std::memory_order_seq_cst);
-    if (c.waiters.load(std::memory_order_seq_cst) == 0) return;
-    unpark(&c.sequence, count);
-}
-
 }  // namespace words
 
 void CondVar::wait(Mutex& mutex) {

@@ -143,8 +143,14 @@ inline void condAbandonWait(CondWords c) {
 // or a notify came first), timedOut, or interrupted (hooks->pending(); the caller acts: it must
 // do so around its mutex). The caller re-locks its mutex in every case.
 WaitStatus condWait(CondWords c, uint32_t observed, uint64_t deadlineNs, const WaitHooks* hooks);
-// Wakes up to `count` waiters (~0: all).
-void condNotify(CondWords c, size_t count);
+// Wakes up to `count` waiters (~0: all). Inline, so that a notify nobody waits for costs two
+// atomic operations and no call. seq_cst bump, then seq_cst read of the count: the other half of
+// condBeginWait's Dekker pair.
+inline void condNotify(CondWords c, size_t count) {
+    c.sequence.fetch_add(1, std::memory_order_seq_cst);
+    if (c.waiters.load(std::memory_order_seq_cst) == 0) return;
+    unpark(&c.sequence, count);
+}
 
 // ---- Readers-writer lock: one state word (bit 0 write-locked, bit 1 writers waiting, bit 2
 // readers waiting, bits 3.. number of read holders) and two parking addresses, so that waking
