@@ -1,5 +1,6 @@
 // arbrt synchronisation: condition-variable ping-pong (same core and across cores), the
-// uncontended mutex, and the cross-core cache-line floor the cross-core rows sit on.
+// uncontended and the contended mutex, and the cross-core cache-line floor the cross-core rows sit
+// on.
 #include <atomic>
 #include <cstdint>
 #include <mutex>
@@ -102,5 +103,55 @@ void BM_MutexUncontended(benchmark::State& state) {
     });
 }
 BENCHMARK(BM_MutexUncontended)->UseRealTime();
+
+// Four user threads, two per core, taking an arbrt::Mutex around a small critical section (a few
+// shared counters), as pthread-prims' mutex_contended_4t does for pthread mutexes. The driver's
+// pairs are the iterations; the three partners run until it stops, and every thread's pairs count:
+// per_op is real time per lock + unlock pair of any thread (the lock's throughput).
+void BM_MutexContended4t(benchmark::State& state) {
+    if (!bench::haveCores(state, 2)) return;
+    bench::runOnUserThread(state, kDriverCore, [&state] {
+        struct Shared {
+            arbrt::Mutex mutex;
+            uint64_t counters[4] = {};  // guarded by mutex; counters[0] counts pairs
+        } shared;
+        std::atomic<bool> stop{false};
+        auto pair = [&shared](uint64_t i) {
+            shared.mutex.lock();
+            ++shared.counters[0];
+            for (int k = 1; k < 4; ++k) shared.counters[k] += i;
+            shared.mutex.unlock();
+        };
+        arbrt::ThreadId partners[3];
+        const int cores[3] = {kOtherCore, kDriverCore, kOtherCore};
+        for (int p = 0; p < 3; ++p) {
+            partners[p] = arbrt::createThreadWith(bench::pinnedTo(cores[p]), [&pair, &stop] {
+                for (uint64_t i = 0; !stop.load(std::memory_order_relaxed); ++i) pair(i);
+            });
+            if (!partners[p]) {
+                state.SkipWithError("arbrt: cannot create a partner thread");
+                stop = true;
+                for (int q = 0; q < p; ++q) arbrt::join(partners[q]);
+                return;
+            }
+        }
+        uint64_t i = 0, before = 0;
+        for (auto _ : state) {
+            if (i == 0) {  // the partners started before the timing did
+                shared.mutex.lock();
+                before = shared.counters[0];
+                shared.mutex.unlock();
+            }
+            pair(i++);
+        }
+        shared.mutex.lock();
+        const uint64_t pairs = shared.counters[0] - before;
+        shared.mutex.unlock();
+        stop = true;
+        for (arbrt::ThreadId p : partners) arbrt::join(p);
+        bench::reportPerOp(state, i ? double(pairs) / double(i) : 1);
+    });
+}
+BENCHMARK(BM_MutexContended4t)->UseRealTime();
 
 }  // namespace

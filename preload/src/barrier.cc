@@ -1,4 +1,5 @@
-// pthread barriers on the runtime's parking lot. pthread_barrier_t is 32 bytes, 8-byte aligned;
+// pthread barriers over the runtime's ticket barrier (arbrt/sync_words.h, the algorithm
+// arbrt::Barrier uses too) and the parking lot. pthread_barrier_t is 32 bytes, 8-byte aligned;
 // glibc 2.36 uses the first 20 (in, current_round, count, shared, out). We keep `count` and
 // `shared` where glibc has them and use the rest as:
 //   bytes 0-7    tickets: arrivals since init (64-bit, over glibc's `in` and `current_round`);
@@ -21,14 +22,13 @@
 #include <cstring>
 
 #include "arbrt/arbrt.h"
-#include "interrupt.h"
 #include "real_libc.h"
+#include "relaxed_field.h"
 #include "shim.h"
+#include "wait_hooks.h"
 
 namespace arbrun {
 namespace {
-
-constexpr uint32_t kDestroying = 1u << 31;
 
 // The fields above, at their byte offsets.
 struct Barrier {
@@ -46,68 +46,28 @@ Barrier& layout(pthread_barrier_t* b) {
     return *reinterpret_cast<Barrier*>(b);
 }
 
+// Written by init only, before the barrier is shared: relaxed.
 bool passesThrough(pthread_barrier_t* b) {
-    return __atomic_load_n(&layout(b).shared, __ATOMIC_RELAXED) != 0;
+    return loadRelaxed(layout(b).shared) != 0;
 }
 
-// Whether `completed` (rounds done, mod 2^32) has reached `target`; waiters are never 2^31 rounds
-// behind.
-bool reached(uint32_t completed, uint32_t target) {
-    return int32_t(completed - target) >= 0;
+// The words the shared algorithm works on; `count` is nonzero.
+arbrt::words::BarrierWords words(Barrier& bar) {
+    return {bar.tickets, bar.count, bar.completed, bar.inside};
 }
 
-// Leaves the barrier: the last thread out while destroy waits lets destroy return. After the
-// decrement the object may be freed, so only its address is used (unpark does not touch it).
-void leave(Barrier& bar) {
-    if (bar.inside.fetch_sub(1, std::memory_order_release) == (kDestroying | 1)) {
-        arbrt::unpark(&bar.inside, ~size_t{0});
-    }
-}
-
+// Not a cancellation point: a signal's handler runs while waiting, then the wait goes on.
 int wait(Barrier& bar) {
-    const uint32_t count = bar.count;
-    if (count == 0) return EINVAL;  // never initialised
-    // Relaxed: the ticket RMW below (acq_rel) orders it before this round's completion, which is
-    // what destroy synchronises with.
-    bar.inside.fetch_add(1, std::memory_order_relaxed);
-    const uint64_t ticket = bar.tickets.fetch_add(1, std::memory_order_acq_rel);
-    const uint64_t round = ticket / count;
-    const auto target = uint32_t(round + 1);
-    int result = 0;
-    if (ticket % count == count - 1) {
-        // Release: everything the round's threads did before arriving is visible to each of
-        // them after they leave.
-        bar.completed.fetch_add(1, std::memory_order_release);
-        arbrt::unpark(&bar.completed, ~size_t{0});
-        result = PTHREAD_BARRIER_SERIAL_THREAD;
-    } else {
-        while (!reached(bar.completed.load(std::memory_order_acquire), target)) {
-            // Not a cancellation point: a signal's handler runs, then the wait goes on.
-            const auto r = arbrt::parkInterruptible(
-                &bar.completed,
-                [&] { return !reached(bar.completed.load(std::memory_order_relaxed), target); },
-                arbrt::detail::kNoDeadline, [] { return signalInterruptPending(); });
-            if (r == arbrt::ParkResult::interrupted) runSignalHandlers();
-        }
-    }
-    leave(bar);
-    return result;
+    if (bar.count == 0) return EINVAL;  // never initialised
+    return arbrt::words::barrierWait(words(bar), &kSignalsOnly) ? PTHREAD_BARRIER_SERIAL_THREAD : 0;
 }
 
-// glibc lets a thread destroy (and free) the barrier as soon as its own wait returned, while the
-// others may still be on their way out: wait for them. A round that is not complete means threads
-// are blocked in it: EBUSY, as POSIX allows.
+// A round that is not complete means threads are blocked in it: EBUSY, as POSIX allows. Otherwise
+// waits for the last round's threads to leave wait() (sync_words.h). A barrier never initialised
+// (count 0) has nobody inside.
 int destroy(Barrier& bar) {
-    const uint32_t count = bar.count;
-    if (count != 0 && bar.tickets.load(std::memory_order_relaxed) % count != 0) return EBUSY;
-    bar.inside.fetch_or(kDestroying, std::memory_order_acquire);
-    while (bar.inside.load(std::memory_order_acquire) != kDestroying) {
-        arbrt::park(
-            &bar.inside, [&] { return bar.inside.load(std::memory_order_relaxed) != kDestroying; },
-            arbrt::detail::kNoDeadline);
-    }
-    bar.inside.store(0, std::memory_order_relaxed);
-    return 0;
+    if (bar.count == 0) return 0;
+    return arbrt::words::barrierDestroy(words(bar)) == arbrt::words::WaitStatus::busy ? EBUSY : 0;
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// pthread condition variables on the parking lot, state kept in the object (zero = default):
+// pthread condition variables over the runtime's sequence protocol (arbrt/sync_words.h, the one
+// arbrt::CondVar uses too) and the parking lot, state kept in the object (zero = default):
 //   word 0 (low half of __wseq)  sequence: bumped by every signal/broadcast; waiters park on it
 //   __g_size[0]                  number of waiters (lets signal skip the parking lot when 0)
 //   __wrefs                      flags, as glibc encodes them: bit 0 process-shared, bit 1
@@ -17,7 +18,9 @@
 #include "interrupt.h"
 #include "mutex_impl.h"
 #include "real_libc.h"
+#include "relaxed_field.h"
 #include "shim.h"
+#include "wait_hooks.h"
 
 // glibc's exported (pre-2.34 ABI) cleanup registration on the thread's `cleanup` chain, which
 // pthread_exit's unwinding and siglongjmp's run (not declared in the public headers).
@@ -37,8 +40,12 @@ std::atomic<uint32_t>& sequence(pthread_cond_t* c) {
 std::atomic<uint32_t>& waiters(pthread_cond_t* c) {
     return *reinterpret_cast<std::atomic<uint32_t>*>(&c->__data.__g_size[0]);
 }
+arbrt::words::CondWords words(pthread_cond_t* c) {
+    return {sequence(c), waiters(c)};
+}
+// Written by init only, before the condvar is shared: relaxed.
 unsigned flags(const pthread_cond_t* c) {
-    return __atomic_load_n(&c->__data.__wrefs, __ATOMIC_RELAXED);
+    return loadRelaxed(c->__data.__wrefs);
 }
 
 bool passesThrough(const pthread_cond_t* c) {
@@ -52,21 +59,16 @@ void relock(void* m) {
 
 int wait(pthread_cond_t* c, pthread_mutex_t* m, uint64_t deadlineNs) {
     if (mutexPassesThrough(m)) return EINVAL;  // a process-shared mutex needs a process-shared cond
-    std::atomic<uint32_t>& seq = sequence(c);
-    // seq_cst RMW on the counter, then the sequence read: pairs with signal's RMW-then-read (a
-    // signal that reads waiters == 0 happened before we read the sequence, so we will not park).
-    waiters(c).fetch_add(1, std::memory_order_seq_cst);
-    const uint32_t observed = seq.load(std::memory_order_seq_cst);
+    const uint32_t observed = arbrt::words::condBeginWait(words(c));
     if (int err = mutexUnlock(m)) {
-        waiters(c).fetch_sub(1, std::memory_order_relaxed);
+        arbrt::words::condAbandonWait(words(c));
         return err;
     }
-    // A cancellation point: signals and cancellation interrupt the wait (interrupt.h).
-    const auto r = arbrt::parkInterruptible(
-        &seq, [&] { return seq.load(std::memory_order_relaxed) == observed; }, deadlineNs,
-        [] { return interruptPending(); });
-    waiters(c).fetch_sub(1, std::memory_order_relaxed);
-    if (r == arbrt::ParkResult::interrupted) {
+    // A cancellation point: signals and cancellation interrupt the wait (interrupt.h); the hooks'
+    // pending() is what ends it, and we act below, around the mutex.
+    const CancellationPointHooks interruptions(true);
+    const auto r = arbrt::words::condWait(words(c), observed, deadlineNs, &interruptions);
+    if (r == arbrt::words::WaitStatus::interrupted) {
         // Cancellation acts with the mutex held (cleanup handlers expect it). Signal handlers run
         // without it, as natively (they interrupt the futex wait); one that leaves by
         // pthread_exit or siglongjmp re-takes it first, through the cleanup glibc's own wait
@@ -82,13 +84,11 @@ int wait(pthread_cond_t* c, pthread_mutex_t* m, uint64_t deadlineNs) {
     }
     // Re-lock even after a time-out, as POSIX requires; an error here means the mutex was misused.
     mutexLock(m, arbrt::detail::kNoDeadline);
-    return r == arbrt::ParkResult::timedOut ? ETIMEDOUT : 0;
+    return r == arbrt::words::WaitStatus::timedOut ? ETIMEDOUT : 0;
 }
 
 void wakeWaiters(pthread_cond_t* c, size_t count) {
-    sequence(c).fetch_add(1, std::memory_order_seq_cst);
-    if (waiters(c).load(std::memory_order_seq_cst) == 0) return;
-    arbrt::unpark(&sequence(c), count);
+    arbrt::words::condNotify(words(c), count);
 }
 
 }  // namespace

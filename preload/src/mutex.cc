@@ -1,7 +1,7 @@
-// pthread mutexes on the runtime's parking lot. The object's own fields hold all state, laid out as
-// glibc lays them out (so static initialisers, zero-filled memory and copies before first use
-// work):
-//   __lock   0 free, 1 locked, 2 locked and waiters may be parked on &__lock
+// pthread mutexes over the runtime's mutex word (arbrt/sync_words.h, the algorithm arbrt::Mutex
+// uses too) and the parking lot. The object's own fields hold all state, laid out as glibc lays
+// them out (so static initialisers, zero-filled memory and copies before first use work):
+//   __lock   the mutex word: 0 free, 1 locked, 2 locked and waiters may be parked on &__lock
 //   __count  recursion depth (recursive mutexes)
 //   __owner  selfId() of the holder (all types; errorcheck/recursive rely on it)
 //   __kind   type | flags, as set by pthread_mutex_init or a static initialiser
@@ -27,11 +27,12 @@
 
 #include "arbrt/arbrt.h"
 #include "blocking_pass_through.h"
-#include "interrupt.h"
 #include "mutex_impl.h"
 #include "real_libc.h"
+#include "relaxed_field.h"
 #include "robust.h"
 #include "shim.h"
+#include "wait_hooks.h"
 
 namespace arbrun {
 namespace {
@@ -39,53 +40,41 @@ namespace {
 constexpr int kTypeMask = 3;            // normal(timed) / recursive / errorcheck / adaptive
 constexpr int kPassThroughFlags = 128;  // process-shared
 constexpr int kPrioInheritFlag = 32, kPrioProtectFlag = 64;
-// Spinning before parking, with exponential backoff between looks (1, 2, 4, ... kMaxPauses pauses;
-// ~380 pauses in all, a few microseconds): each look pulls the lock's cache line away from the
-// holder, so looking less often lets the holder run at its uncontended speed. Measured with
-// bench/pthread-prims (mutex_contended_4t, 2 cores): a look per pause gave 0.5x native throughput,
-// this backoff ~1.3x; fewer iterations (8) or shorter backoff (8 pauses) fall back to ~1x.
-constexpr int kSpinIterations = 16;
-constexpr int kMaxPauses = 32;
 
-std::atomic<int>& lockWord(pthread_mutex_t* m) {
-    return *reinterpret_cast<std::atomic<int>*>(&m->__data.__lock);
+using arbrt::words::WaitStatus;
+
+// __lock is sync_words.h's mutex word (an int in glibc's layout, used as unsigned).
+static_assert(sizeof(__pthread_mutex_s::__lock) == sizeof(std::atomic<uint32_t>) &&
+              std::atomic<uint32_t>::is_always_lock_free);
+std::atomic<uint32_t>& lockWord(pthread_mutex_t* m) {
+    return *reinterpret_cast<std::atomic<uint32_t>*>(&m->__data.__lock);
 }
 
+// Written by init and destroy, read by every operation: relaxed, the hint that picks the path
+// (using a mutex concurrently with its init or destroy is undefined).
 int kindOf(const pthread_mutex_t* m) {
-    return __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED);
+    return loadRelaxed(m->__data.__kind);
 }
 
-// Drepper's mutex (futex "mutex2") with the parking lot in place of the kernel futex.
-int acquireSlow(pthread_mutex_t* m, uint64_t deadlineNs) {
-    std::atomic<int>& word = lockWord(m);
-    for (int i = 0, pauses = 1; i < kSpinIterations; ++i) {
-        int expected = 0;
-        if (word.load(std::memory_order_relaxed) == 0 &&
-            word.compare_exchange_weak(expected, 1, std::memory_order_acquire)) {
-            return 0;
-        }
-        for (int p = 0; p < pauses; ++p) __builtin_ia32_pause();
-        if (pauses < kMaxPauses) pauses *= 2;
-    }
-    while (word.exchange(2, std::memory_order_acquire) != 0) {
-        // Not a cancellation point; a signal handler runs and the wait goes on (interrupt.h).
-        const auto r = arbrt::parkInterruptible(
-            &word, [&] { return word.load(std::memory_order_relaxed) == 2; }, deadlineNs,
-            [] { return signalInterruptPending(); });
-        if (r == arbrt::ParkResult::timedOut) return ETIMEDOUT;
-        if (r == arbrt::ParkResult::interrupted) runSignalHandlers();
-    }
-    return 0;
-}
-
+// The shared mutex algorithm (sync_words.h); a signal's handler runs while waiting, then the wait
+// goes on (not a cancellation point): 0 or ETIMEDOUT.
 int acquire(pthread_mutex_t* m, uint64_t deadlineNs) {
-    int expected = 0;
-    if (lockWord(m).compare_exchange_strong(expected, 1, std::memory_order_acquire)) return 0;
-    return acquireSlow(m, deadlineNs);
+    return arbrt::words::mutexLock(lockWord(m), deadlineNs, &kSignalsOnly) == WaitStatus::timedOut
+               ? ETIMEDOUT
+               : 0;
 }
 
 void release(pthread_mutex_t* m) {
-    if (lockWord(m).exchange(0, std::memory_order_release) == 2) arbrt::unpark(&lockWord(m), 1);
+    arbrt::words::mutexUnlock(lockWord(m));
+}
+
+// The holder's id: written only by the holder, read racily by lockers that check whether they
+// hold it themselves (only their own earlier write can match), so relaxed.
+int ownerOf(const pthread_mutex_t* m) {
+    return loadRelaxed(m->__data.__owner);
+}
+void setOwner(pthread_mutex_t* m, int owner) {
+    storeRelaxed(m->__data.__owner, owner);
 }
 
 // Type-specific checks around acquire(): recursion, self-deadlock.
@@ -93,22 +82,20 @@ int lockTyped(pthread_mutex_t* m, int kind, uint64_t deadlineNs, bool tryOnly) {
     if (kind & kRobustFlag) return robustLock(m, kind, deadlineNs, tryOnly);
     const int self = selfId();
     const int type = kind & kTypeMask;
-    if (type == PTHREAD_MUTEX_RECURSIVE && m->__data.__owner == self) {
+    if (type == PTHREAD_MUTEX_RECURSIVE && ownerOf(m) == self) {
         if (m->__data.__count == UINT_MAX) return EAGAIN;
         ++m->__data.__count;
         return 0;
     }
-    if (type == PTHREAD_MUTEX_ERRORCHECK && m->__data.__owner == self) {
+    if (type == PTHREAD_MUTEX_ERRORCHECK && ownerOf(m) == self) {
         return tryOnly ? EBUSY : EDEADLK;
     }
-    int expected = 0;
     if (tryOnly) {
-        if (!lockWord(m).compare_exchange_strong(expected, 1, std::memory_order_acquire))
-            return EBUSY;
+        if (arbrt::words::mutexTryLock(lockWord(m)) != WaitStatus::ok) return EBUSY;
     } else if (int err = acquire(m, deadlineNs)) {
         return err;
     }
-    m->__data.__owner = self;
+    setOwner(m, self);
     m->__data.__count = 1;
     return 0;
 }
@@ -131,12 +118,12 @@ int mutexUnlock(pthread_mutex_t* m) {
     if (kind & kRobustFlag) return robustUnlock(m, kind);
     const int type = kind & kTypeMask;
     if (type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK) {
-        if (m->__data.__owner != selfId() || lockWord(m).load(std::memory_order_relaxed) == 0) {
+        if (ownerOf(m) != selfId() || lockWord(m).load(std::memory_order_relaxed) == 0) {
             return EPERM;
         }
         if (type == PTHREAD_MUTEX_RECURSIVE && --m->__data.__count != 0) return 0;
     }
-    m->__data.__owner = 0;
+    setOwner(m, 0);
     m->__data.__count = 0;
     release(m);
     return 0;
@@ -170,7 +157,7 @@ ARBRUN_EXPORT int pthread_mutex_destroy(pthread_mutex_t* m) {
     // Like glibc: a robust mutex is never EBUSY (its owner may have died holding it).
     if (!(kindOf(m) & kRobustFlag) && lockWord(m).load(std::memory_order_relaxed) != 0)
         return EBUSY;
-    __atomic_store_n(&m->__data.__kind, -1, __ATOMIC_RELAXED);  // like glibc: later use is EINVAL
+    storeRelaxed(m->__data.__kind, -1);  // like glibc: later use is EINVAL
     return 0;
 }
 

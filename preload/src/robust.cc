@@ -7,31 +7,43 @@
 #include <climits>
 
 #include "arbrt/arbrt.h"
-#include "interrupt.h"
 #include "mutex_impl.h"
 #include "real_libc.h"
+#include "relaxed_field.h"
 #include "shim.h"
+#include "wait_hooks.h"
 
 namespace arbrun {
 namespace {
 
-constexpr int kOwnerDied = 0x40000000;  // lock word: free, and its last owner died holding it
+using arbrt::words::kOwnerDied;  // lock word: free, and its last owner died holding it
+using arbrt::words::WaitStatus;
 constexpr short kInconsistent = 1;
 constexpr short kNotRecoverable = 2;
-constexpr int kSpinIterations = 100;
 constexpr int kTypeMask = 3;
 constexpr int kAcquiredFromDeadOwner = -1;
 
-std::atomic<int>& lockWord(pthread_mutex_t* m) {
-    return *reinterpret_cast<std::atomic<int>*>(&m->__data.__lock);
+// __lock is sync_words.h's mutex word, as for every private mutex (mutex.cc).
+std::atomic<uint32_t>& lockWord(pthread_mutex_t* m) {
+    return *reinterpret_cast<std::atomic<uint32_t>*>(&m->__data.__lock);
 }
 
-// Flags are written by the holder only; read racily before locking (a hint re-checked after).
+// Flags are written by the holder only; read racily before locking (a hint re-checked after), so
+// relaxed.
 short flagsOf(pthread_mutex_t* m) {
-    return __atomic_load_n(&m->__data.__spins, __ATOMIC_RELAXED);
+    return loadRelaxed(m->__data.__spins);
 }
 void setFlags(pthread_mutex_t* m, short flags) {
-    __atomic_store_n(&m->__data.__spins, flags, __ATOMIC_RELAXED);
+    storeRelaxed(m->__data.__spins, flags);
+}
+
+// The holder's id: written only by the holder, read racily by threads checking whether they hold
+// it (only their own write can match), so relaxed.
+int ownerOf(pthread_mutex_t* m) {
+    return loadRelaxed(m->__data.__owner);
+}
+void setOwner(pthread_mutex_t* m, int owner) {
+    storeRelaxed(m->__data.__owner, owner);
 }
 
 // The calling thread's held robust mutexes, linked through __list. thread_local is per user
@@ -71,51 +83,42 @@ void unlink(pthread_mutex_t* m) {
     m->__data.__list.__prev = m->__data.__list.__next = nullptr;
 }
 
-// Releases the lock word to `value` (0, or kOwnerDied) and wakes one waiter if any may be parked.
-void releaseTo(pthread_mutex_t* m, int value) {
-    if (lockWord(m).exchange(value, std::memory_order_release) == 2) {
-        arbrt::unpark(&lockWord(m), 1);
-    }
+// Releases the lock word to `value` (kFree, or kOwnerDied) and wakes one waiter if any may be
+// parked: the shared mutex algorithm (sync_words.h).
+void releaseTo(pthread_mutex_t* m, uint32_t value) {
+    arbrt::words::mutexUnlock(lockWord(m), value);
 }
 
 HeldRobustMutexes::~HeldRobustMutexes() {
     while (pthread_mutex_t* m = head) {
         unlink(m);
-        m->__data.__owner = 0;
+        setOwner(m, 0);
         m->__data.__count = 0;
         releaseTo(m, kOwnerDied);
     }
 }
 
-// Takes the lock word: 0, kAcquiredFromDeadOwner, EBUSY (tryOnly) or ETIMEDOUT. A dead owner's
-// word (kOwnerDied) counts as free.
+// Takes the lock word with the shared mutex algorithm, which counts a dead owner's word
+// (kOwnerDied) as free: 0, kAcquiredFromDeadOwner, EBUSY (tryOnly) or ETIMEDOUT. A signal's
+// handler runs while waiting, then the wait goes on.
 int acquire(pthread_mutex_t* m, uint64_t deadlineNs, bool tryOnly) {
-    std::atomic<int>& word = lockWord(m);
-    for (int i = 0; i < (tryOnly ? 1 : kSpinIterations); ++i) {
-        int w = word.load(std::memory_order_relaxed);
-        while (w == 0 || w == kOwnerDied) {
-            if (word.compare_exchange_weak(w, 1, std::memory_order_acquire)) {
-                return w == kOwnerDied ? kAcquiredFromDeadOwner : 0;
-            }
-        }
-        __builtin_ia32_pause();
-    }
-    if (tryOnly) return EBUSY;
-    for (;;) {
-        const int old = word.exchange(2, std::memory_order_acquire);
-        if (old == 0) return 0;
-        if (old == kOwnerDied) return kAcquiredFromDeadOwner;
-        const auto r = arbrt::parkInterruptible(
-            &word, [&] { return word.load(std::memory_order_relaxed) == 2; }, deadlineNs,
-            [] { return signalInterruptPending(); });
-        if (r == arbrt::ParkResult::timedOut) return ETIMEDOUT;
-        if (r == arbrt::ParkResult::interrupted) runSignalHandlers();  // then waits on
+    const WaitStatus r = tryOnly ? arbrt::words::mutexTryLock(lockWord(m))
+                                 : arbrt::words::mutexLock(lockWord(m), deadlineNs, &kSignalsOnly);
+    switch (r) {
+        case WaitStatus::ok:
+            return 0;
+        case WaitStatus::ownerDied:
+            return kAcquiredFromDeadOwner;
+        case WaitStatus::busy:
+            return EBUSY;
+        default:
+            return ETIMEDOUT;
     }
 }
 
 bool heldBy(pthread_mutex_t* m, int self) {
-    const int w = lockWord(m).load(std::memory_order_relaxed);
-    return m->__data.__owner == self && w != 0 && w != kOwnerDied;
+    const uint32_t w = lockWord(m).load(std::memory_order_relaxed);
+    return ownerOf(m) == self && w != arbrt::words::kFree && w != kOwnerDied;
 }
 
 }  // namespace
@@ -136,10 +139,10 @@ int robustLock(pthread_mutex_t* m, int kind, uint64_t deadlineNs, bool tryOnly) 
     const int r = acquire(m, deadlineNs, tryOnly);
     if (r > 0) return r;
     if (flagsOf(m) & kNotRecoverable) {  // became unrecoverable while we waited
-        releaseTo(m, 0);
+        releaseTo(m, arbrt::words::kFree);
         return ENOTRECOVERABLE;
     }
-    m->__data.__owner = self;
+    setOwner(m, self);
     m->__data.__count = 1;
     link(m);
     if (r == kAcquiredFromDeadOwner) {
@@ -155,9 +158,9 @@ int robustUnlock(pthread_mutex_t* m, int kind) {
     unlink(m);
     // Unlocked without pthread_mutex_consistent(): the state it protects is lost for good.
     if (flagsOf(m) & kInconsistent) setFlags(m, kNotRecoverable);
-    m->__data.__owner = 0;
+    setOwner(m, 0);
     m->__data.__count = 0;
-    releaseTo(m, 0);
+    releaseTo(m, arbrt::words::kFree);
     return 0;
 }
 
@@ -168,7 +171,7 @@ using namespace arbrun;
 namespace {
 
 int consistent(pthread_mutex_t* m) {
-    const int kind = __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED);
+    const int kind = loadRelaxed(m->__data.__kind);
     if (kind < 0 || !(kind & kRobustFlag) || !(flagsOf(m) & kInconsistent) ||
         !heldBy(m, selfId())) {
         return EINVAL;

@@ -3,8 +3,10 @@
 // glibc's robust mutexes rely on the kernel: the owner's kernel tid in the lock word and the
 // kernel's per-thread robust list, walked when a kernel thread exits. User threads have no kernel
 // thread of their own (fake tids, and they exit without the kernel noticing), so private robust
-// mutexes are implemented here on the parking lot, with the object's glibc fields:
-//   __lock        0 free, 1 locked, 2 locked with waiters, kOwnerDied free after its owner died
+// mutexes are implemented here over the shared mutex word (arbrt/sync_words.h) and the parking lot,
+// with the object's glibc fields:
+//   __lock        the mutex word: 0 free, 1 locked, 2 locked with waiters, kOwnerDied free after
+//                 its owner died
 //   __owner       selfId() of the holder; __count: recursion depth
 //   __spins       flags: kInconsistent (held after EOWNERDEAD, consistent() not called yet),
 //                 kNotRecoverable (unlocked while inconsistent: every later lock fails)

@@ -1,24 +1,37 @@
-// Condition variable: waiters queue before releasing the mutex, so a notify after the unlock cannot
-// be missed; a timed-out waiter unlinks itself (waitOn), leaving no stale entry.
+// The condition variable's sequence protocol (sync_words.h) and arbrt::CondVar over it.
 #include "arbrt/sync.h"
 #include "arbrt/time.h"
 
 namespace arbrt {
+namespace words {
+
+// Parks on the sequence's address while it still reads `observed` (checked under the bucket lock,
+// which condNotify's unpark also takes after its bump). The waiter count drops only after the
+// park returns, so a notify in between still unparks (harmlessly) rather than skipping a waiter.
+WaitStatus condWait(CondWords c, uint32_t observed, uint64_t deadlineNs, const WaitHooks* hooks) {
+    const ParkResult r = internal::parkWith(
+        &c.sequence, [&] { return c.sequence.load(std::memory_order_relaxed) == observed; },
+        deadlineNs, hooks);
+    c.waiters.fetch_sub(1, std::memory_order_relaxed);
+    if (r == ParkResult::timedOut) return WaitStatus::timedOut;
+    if (r == ParkResult::interrupted) return WaitStatus::interrupted;
+    return WaitStatus::ok;  // woken, or the sequence had moved already (invalid)
+}
+
+}  // namespace words
 
 void CondVar::wait(Mutex& mutex) {
     waitUntil(mutex, detail::kNoDeadline);
 }
 
+// The mutex is released after condBeginWait (which reads the sequence) and before parking, so a
+// notify issued after our caller's predicate check, under the mutex, changes what we parked on.
 bool CondVar::waitUntil(Mutex& mutex, uint64_t deadlineNs) {
-    detail::Waiter w;
-    detail::initWaiter(&w);
-    waiters_.lock.lock();
-    waiters_.pushBack(&w);
-    waiters_.lock.unlock();
+    const uint32_t observed = words::condBeginWait(words());
     mutex.unlock();
-    const bool woken = detail::waitOn(waiters_, &w, deadlineNs);
+    const words::WaitStatus r = words::condWait(words(), observed, deadlineNs, nullptr);
     mutex.lock();
-    return woken;
+    return r != words::WaitStatus::timedOut;
 }
 
 bool CondVar::waitFor(Mutex& mutex, uint64_t timeoutNs) {
@@ -35,20 +48,11 @@ bool CondVar::waitUntil(Mutex& mutex, clockid_t clock, const timespec& deadline)
 }
 
 void CondVar::notifyOne() {
-    if (__atomic_load_n(&waiters_.head, __ATOMIC_RELAXED) == nullptr) {
-        // Racy peek is safe: a waiter queues before unlocking the mutex the notifier must hold (or
-        // have held) to change the predicate, so a waiter that matters is already visible.
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-        if (__atomic_load_n(&waiters_.head, __ATOMIC_RELAXED) == nullptr) return;
-    }
-    detail::wakeSome(waiters_, 1);
+    words::condNotify(words(), 1);
 }
 
 void CondVar::notifyAll() {
-    waiters_.lock.lock();
-    const size_t n = waiters_.count;
-    waiters_.lock.unlock();
-    if (n) detail::wakeSome(waiters_, n);
+    words::condNotify(words(), ~size_t{0});
 }
 
 }  // namespace arbrt

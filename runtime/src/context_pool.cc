@@ -15,7 +15,7 @@ namespace {
 // held since the current trim period began; `toTrim` how many the last period's end found unused
 // (the monitor strips them in chunks).
 struct SharedPool {
-    SpinLock lock;
+    SpinLock lock{LockRank::contextPool};
     ThreadContext* equipped = nullptr;
     size_t equippedCount = 0;
     size_t lowWater = 0;

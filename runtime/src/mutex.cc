@@ -1,70 +1,37 @@
-// Mutex: Drepper's three-state lock word, with the futex replaced by a user-level wait queue.
-#include "arbrt/sync.h"
-#include "arch.h"
+// The mutex word's slow path (sync_words.h): Drepper's mutex with the parking lot in place of the
+// futex. arbrt::Mutex (sync.h) and the preload's pthread mutexes, robust ones included, lock
+// through it.
+#include "arbrt/sync_words.h"
 
-namespace arbrt {
+namespace arbrt::words {
 
-using detail::Waiter;
-
-namespace {
-// Short optimistic spin before queueing: pays off when the holder runs on another core and is about
-// to unlock; bounded so a holder on our own core (which cannot run while we spin) costs little.
-constexpr int kSpinIterations = 64;
-}  // namespace
-
-void Mutex::lock() {
-    uint32_t expected = 0;
-    if (state_.compare_exchange_strong(expected, 1, std::memory_order_acquire)) return;
-    lockSlow(detail::kNoDeadline);
-}
-
-bool Mutex::tryLock() {
-    uint32_t expected = 0;
-    return state_.compare_exchange_strong(expected, 1, std::memory_order_acquire);
-}
-
-bool Mutex::lockUntil(uint64_t deadlineNs) {
-    uint32_t expected = 0;
-    if (state_.compare_exchange_strong(expected, 1, std::memory_order_acquire)) return true;
-    return lockSlow(deadlineNs);
-}
-
-bool Mutex::lockSlow(uint64_t deadlineNs) {
-    for (int i = 0; i < kSpinIterations; ++i) {
-        uint32_t expected = 0;
-        if (state_.load(std::memory_order_relaxed) == 0 &&
-            state_.compare_exchange_weak(expected, 1, std::memory_order_acquire)) {
-            return true;
-        }
-        detail::cpuRelax();
+// Spins (the shared policy), then marks the word contended and parks until it can take it. The
+// exchange to kContended takes the word when it was free, and otherwise makes sure the holder's
+// unlock unparks someone. A waiter that times out or is interrupted leaves the word kContended:
+// the next unlock then unparks a waiter that may not exist, which costs a bucket lock only.
+WaitStatus mutexLockSlow(std::atomic<uint32_t>& word, uint64_t deadlineNs, const WaitHooks* hooks) {
+    WaitStatus spun = WaitStatus::busy;
+    // Acquire on the CAS inside mutexTryLock: pairs with mutexUnlock's release.
+    if (internal::spinBriefly([&] {
+            const uint32_t w = word.load(std::memory_order_relaxed);
+            if (w != kFree && w != kOwnerDied) return false;
+            spun = mutexTryLock(word);
+            return spun != WaitStatus::busy;
+        })) {
+        return spun;
     }
     for (;;) {
-        Waiter w;
-        detail::initWaiter(&w);
-        waiters_.lock.lock();
-        // Mark "maybe waiters" and take the lock if it was free. Under the queue lock, so an
-        // unlocker that saw 2 cannot look at the queue before we are in it.
-        if (state_.exchange(2, std::memory_order_acquire) == 0) {
-            waiters_.lock.unlock();
-            return true;
-        }
-        waiters_.pushBack(&w);
-        waiters_.lock.unlock();
-        if (!detail::waitOn(waiters_, &w, deadlineNs)) return false;
+        // Acquire: pairs with the release in mutexUnlock when we take the word here.
+        const uint32_t old = word.exchange(kContended, std::memory_order_acquire);
+        if (old == kFree) return WaitStatus::ok;
+        if (old == kOwnerDied) return WaitStatus::ownerDied;
+        // Relaxed under the bucket lock: unpark() takes the same lock after its exchange.
+        const ParkResult r = internal::parkWith(
+            &word, [&] { return word.load(std::memory_order_relaxed) == kContended; }, deadlineNs,
+            hooks);
+        if (r == ParkResult::timedOut) return WaitStatus::timedOut;
+        if (r == ParkResult::interrupted && hooks->act()) return WaitStatus::interrupted;
     }
 }
 
-void Mutex::unlock() {
-    if (state_.exchange(0, std::memory_order_release) == 2) unlockSlow();
-}
-
-void Mutex::unlockSlow() {
-    waiters_.lock.lock();
-    Waiter* w = waiters_.popFront();
-    detail::WakeToken token{};
-    if (w) token = detail::claimWake(w);
-    waiters_.lock.unlock();
-    if (w) detail::deliverWake(token);
-}
-
-}  // namespace arbrt
+}  // namespace arbrt::words

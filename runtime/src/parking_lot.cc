@@ -8,7 +8,7 @@
 
 #include "arbrt/fork.h"
 
-#include "arbrt/sync.h"
+#include "arbrt/wait_queue.h"
 #include "arbrt/thread.h"
 #include "arbrt/time.h"
 

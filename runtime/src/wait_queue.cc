@@ -1,5 +1,5 @@
-// Wait queues: the one blocking mechanism every primitive is built on.
-#include "arbrt/sync.h"
+// Wait queues: the parking lot's buckets and a core's release waiters (wait_queue.h).
+#include "arbrt/wait_queue.h"
 
 namespace arbrt::detail {
 
@@ -22,27 +22,6 @@ Waiter* WaitQueue::popFront() {
     Waiter* w = head;
     if (w) remove(w);
     return w;
-}
-
-size_t wakeSome(WaitQueue& queue, size_t limit) {
-    constexpr size_t kBatch = 32;
-    size_t woken = 0;
-    while (woken < limit) {
-        WakeToken tokens[kBatch];
-        size_t n = 0;
-        queue.lock.lock();
-        while (n < kBatch && woken + n < limit) {
-            Waiter* w = queue.popFront();
-            if (!w) break;
-            tokens[n++] = claimWake(w);
-        }
-        const bool more = !queue.empty();
-        queue.lock.unlock();
-        for (size_t i = 0; i < n; ++i) deliverWake(tokens[i]);
-        woken += n;
-        if (n < kBatch || !more) break;
-    }
-    return woken;
 }
 
 bool waitOn(WaitQueue& queue, Waiter* w, uint64_t deadlineNs) {

@@ -38,6 +38,7 @@ enum class LockRank : uint8_t {
     runQueue,     // Core::queueLock
     timerHeap,    // Core::timerLock (two at once only while migrating, in address order)
     poller,       // the readiness poller's per-descriptor buckets
+    contextPool,  // context_pool.cc: the shared pool of free contexts
     staticTls,    // glibc_tcb.cc: the static TLS image
     trace,        // the core timeline file: a leaf
     count,
@@ -52,14 +53,22 @@ struct LockRankInfo {
     bool nestsInAddressOrder;
     LockRank nestsUnder;  // unranked: no such rule
 };
+// clang-format off
 inline constexpr LockRankInfo kLockRanks[] = {
-    {"unranked", true, LockRank::unranked},        {"core release", false, LockRank::unranked},
-    {"wait queue", true, LockRank::unranked},      {"core policy", false, LockRank::unranked},
-    {"spare carriers", false, LockRank::unranked}, {"pending threads", false, LockRank::unranked},
-    {"run queue", true, LockRank::unranked},       {"timer heap", true, LockRank::coreRelease},
-    {"poller bucket", false, LockRank::unranked},  {"static TLS", false, LockRank::unranked},
-    {"trace", false, LockRank::unranked},
+    {"unranked",        true,  LockRank::unranked},
+    {"core release",    false, LockRank::unranked},
+    {"wait queue",      true,  LockRank::unranked},
+    {"core policy",     false, LockRank::unranked},
+    {"spare carriers",  false, LockRank::unranked},
+    {"pending threads", false, LockRank::unranked},
+    {"run queue",       true,  LockRank::unranked},
+    {"timer heap",      true,  LockRank::coreRelease},
+    {"poller bucket",   false, LockRank::unranked},
+    {"context pool",    false, LockRank::unranked},
+    {"static TLS",      false, LockRank::unranked},
+    {"trace",           false, LockRank::unranked},
 };
+// clang-format on
 static_assert(sizeof(kLockRanks) / sizeof(kLockRanks[0]) == size_t(LockRank::count));
 
 // Four bytes: the rank lives in the lock word's second byte, beside the state in the first, so a

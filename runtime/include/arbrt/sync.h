@@ -1,10 +1,7 @@
 // Synchronisation between user threads (and non-user kernel threads): no kernel call on the fast
-// path.
-//
-// Every primitive keeps its waiters in a WaitQueue of Waiter records that live on the waiting
-// thread's stack. A waiter is woken exactly once (the `state` word decides between a wake-up and a
-// time-out), and a waiter that times out unlinks itself before returning, so no stale entry is ever
-// left behind.
+// path. Each class is a thin layer over one algorithm of sync_words.h (the same ones the preload
+// library's pthread objects use), with its words kept in the object: waiters park in the parking
+// lot, keyed by the words' addresses. These waits are not interruptible (no WaitHooks).
 #pragma once
 
 #include <atomic>
@@ -12,88 +9,25 @@
 #include <cstdint>
 #include <ctime>
 
-#include "arbrt/spin_lock.h"
+#include "arbrt/sync_words.h"
+#include "arbrt/wait_queue.h"  // for code that still uses the runtime's wait records
 
 namespace arbrt {
 
-namespace detail {
-
-struct ThreadContext;
-
-// One waiting thread. Owned by the waiter; linked into a queue only while the queue's lock is held.
-struct Waiter {
-    enum : uint32_t { kWaiting = 0, kWoken = 1, kTimedOut = 2 };
-    Waiter* next = nullptr;
-    Waiter* prev = nullptr;
-    ThreadContext* thread =
-        nullptr;  // the user thread, or null for a kernel thread (futex on state)
-    uint32_t generation = 0;
-    std::atomic<uint32_t> state{kWaiting};
-    uintptr_t tag = 0;  // primitive-specific (rwlock: reader or writer)
-    // Parking lot only: the address parked on (changed by requeue, under both buckets' locks) and
-    // the FUTEX_*_BITSET mask.
-    std::atomic<uintptr_t> key{0};
-    uint32_t bitset = ~0u;
-};
-
-// FIFO of waiters. Concurrency: all fields are guarded by `lock`.
-struct WaitQueue {
-    SpinLock lock{LockRank::waitQueue};
-    Waiter* head = nullptr;
-    Waiter* tail = nullptr;
-    size_t count = 0;
-
-    void pushBack(Waiter* w);
-    void remove(Waiter* w);
-    Waiter* popFront();
-    bool empty() const { return head == nullptr; }
-};
-
-// Parks the caller until `w->state` leaves kWaiting (returns true) or deadlineNs passes (returns
-// false after it has won the race to kTimedOut). `queue` must hold `w` and be unlocked by the
-// caller before. On time-out, the waiter is removed from `queue`.
-bool waitOn(WaitQueue& queue, Waiter* w, uint64_t deadlineNs);
-// Parks the caller until `w` is woken (true) or deadlineNs passes (false; `w` may still be woken
-// later).
-bool parkUntilWoken(Waiter* w, uint64_t deadlineNs);
-// Waking is two steps so the queue lock is held only for the first: claimWake() (under the lock
-// that guards the queue `w` was popped from, so a timing-out waiter sees a consistent state) marks
-// `w` woken and returns what deliverWake() (after unlocking) needs; `w` itself may be gone by then.
-struct WakeToken {
-    ThreadContext* thread;
-    uint32_t generation;
-    std::atomic<uint32_t>* futexWord;  // for kernel-thread waiters
-};
-WakeToken claimWake(Waiter* w);
-void deliverWake(const WakeToken& token);
-// Both steps at once, for a waiter that is in no queue (a joiner).
-void wake(Waiter* w);
-// Wakes up to `limit` waiters in FIFO order, taking the queue lock in batches; returns how many.
-size_t wakeSome(WaitQueue& queue, size_t limit);
-// Prepares `w` for the calling thread.
-void initWaiter(Waiter* w);
-
-constexpr uint64_t kNoDeadline = ~uint64_t{0};
-
-}  // namespace detail
-
 class Mutex {
   public:
-    void lock();
-    bool tryLock();
+    void lock() { words::mutexLock(word_, detail::kNoDeadline, nullptr); }
+    bool tryLock() { return words::mutexTryLock(word_) == words::WaitStatus::ok; }
     // Locks unless nowNs() reaches deadlineNs first (then returns false).
-    bool lockUntil(uint64_t deadlineNs);
-    void unlock();
+    bool lockUntil(uint64_t deadlineNs) {
+        return words::mutexLock(word_, deadlineNs, nullptr) == words::WaitStatus::ok;
+    }
+    void unlock() { words::mutexUnlock(word_); }
     // std::lock_guard / std::unique_lock compatibility.
     bool try_lock() { return tryLock(); }
 
   private:
-    friend class CondVar;
-    bool lockSlow(uint64_t deadlineNs);
-    void unlockSlow();
-    // 0 free; 1 locked; 2 locked and the queue may hold waiters. Waiters re-contend after wake-up.
-    std::atomic<uint32_t> state_{0};
-    detail::WaitQueue waiters_;
+    std::atomic<uint32_t> word_{words::kFree};  // sync_words.h's mutex word
 };
 
 class CondVar {
@@ -108,7 +42,10 @@ class CondVar {
     void notifyAll();
 
   private:
-    detail::WaitQueue waiters_;
+    words::CondWords words() { return {sequence_, waiters_}; }
+    // sync_words.h's condition variable words.
+    std::atomic<uint32_t> sequence_{0};
+    std::atomic<uint32_t> waiters_{0};
 };
 
 // Readers-writer lock. With Preference::writers (the default) a waiting writer blocks new readers,
@@ -118,7 +55,7 @@ class RwLock {
   public:
     enum class Preference { writers, readers };
     explicit RwLock(Preference preference = Preference::writers)
-        : preferReaders_(preference == Preference::readers) {}
+        : preferWriters_(preference == Preference::writers) {}
     void lockShared();
     bool tryLockShared();
     bool lockSharedUntil(uint64_t deadlineNs);
@@ -129,43 +66,49 @@ class RwLock {
     void unlock();
 
   private:
-    bool acquire(bool writer, uint64_t deadlineNs);
-    bool canAcquire(bool writer) const;
-    void wakeEligible();
-    // Guarded by waiters_.lock.
-    detail::WaitQueue waiters_;
-    int readers_ = 0;
-    bool writer_ = false;
-    int waitingWriters_ = 0;
-    bool preferReaders_;
+    words::RwWords words() { return {state_, &readersQueue_, &writersQueue_, preferWriters_}; }
+    std::atomic<uint32_t> state_{0};  // sync_words.h's readers-writer state word
+    // Parking addresses only (their values are never read).
+    char readersQueue_ = 0;
+    char writersQueue_ = 0;
+    bool preferWriters_;
 };
 
 class Barrier {
   public:
-    explicit Barrier(unsigned count) : count_(count) {}
+    // A count of 0 behaves as 1 (every wait completes a round).
+    explicit Barrier(unsigned count) : count_(count ? count : 1) {}
+    // Waits until the threads still inside wait() have left it.
+    ~Barrier();
+    Barrier(const Barrier&) = delete;
+    Barrier& operator=(const Barrier&) = delete;
     // Blocks until `count` threads have called wait(); returns true in exactly one of them per
     // cycle.
     bool wait();
 
   private:
-    detail::WaitQueue waiters_;  // lock also guards arrived_ and cycle_
-    unsigned count_;
-    unsigned arrived_ = 0;
-    uint64_t cycle_ = 0;
+    words::BarrierWords words() { return {tickets_, count_, completed_, inside_}; }
+    // sync_words.h's barrier words.
+    std::atomic<uint64_t> tickets_{0};
+    std::atomic<uint32_t> completed_{0};
+    std::atomic<uint32_t> inside_{0};
+    uint32_t count_;
 };
 
 class Semaphore {
   public:
-    explicit Semaphore(unsigned initial = 0) : value_(initial) {}
-    void wait();
-    bool tryWait();
-    bool waitUntil(uint64_t deadlineNs);
-    void post();
-    unsigned value() const { return value_.load(std::memory_order_relaxed); }
+    explicit Semaphore(unsigned initial = 0) : data_(initial) {}
+    void wait() { words::semWait(data_, detail::kNoDeadline, nullptr); }
+    bool tryWait() { return words::semTryWait(data_); }
+    bool waitUntil(uint64_t deadlineNs) {
+        return words::semWait(data_, deadlineNs, nullptr) == words::WaitStatus::ok;
+    }
+    // Adds one unit (none beyond words::kSemValueMax).
+    void post() { words::semPost(data_); }
+    unsigned value() const { return words::semValue(data_); }
 
   private:
-    std::atomic<unsigned> value_;
-    detail::WaitQueue waiters_;
+    std::atomic<uint64_t> data_;  // sync_words.h's semaphore word
 };
 
 }  // namespace arbrt
