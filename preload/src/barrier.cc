@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "arbrt/resume_point.h"
 #include "arbrt/arbrt.h"
 #include "real_libc.h"
 #include "relaxed_field.h"
@@ -92,6 +93,7 @@ ARBRUN_EXPORT int pthread_barrier_destroy(pthread_barrier_t* b) {
 }
 
 ARBRUN_EXPORT int pthread_barrier_wait(pthread_barrier_t* b) {
+    ARBRT_RESUME_POINT();  // cohort dispatch groups waiters by where they resume
     if (passesThrough(b)) return ARBRUN_REAL(pthread_barrier_wait)(b);
     return wait(layout(b));
 }

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "arbrt/resume_point.h"
 #include "arbrt/arbrt.h"
 #include "blocking_pass_through.h"
 #include "cancel.h"
@@ -119,6 +120,7 @@ ARBRUN_EXPORT int pthread_cond_destroy(pthread_cond_t* c) {
 }
 
 ARBRUN_EXPORT int pthread_cond_wait(pthread_cond_t* c, pthread_mutex_t* m) {
+    ARBRT_RESUME_POINT();  // cohort dispatch groups waiters by where they resume
     if (passesThrough(c))
         return asBlockingCall(
             [&] { return ARBRUN_REAL_VERSION(pthread_cond_wait, COND_VERSION)(c, m); });
@@ -127,6 +129,7 @@ ARBRUN_EXPORT int pthread_cond_wait(pthread_cond_t* c, pthread_mutex_t* m) {
 
 ARBRUN_EXPORT int pthread_cond_timedwait(pthread_cond_t* c, pthread_mutex_t* m,
                                          const timespec* abstime) {
+    ARBRT_RESUME_POINT();  // cohort dispatch groups waiters by where they resume
     if (passesThrough(c))
         return asBlockingCall([&] {
             return ARBRUN_REAL_VERSION(pthread_cond_timedwait, COND_VERSION)(c, m, abstime);
@@ -139,6 +142,7 @@ ARBRUN_EXPORT int pthread_cond_timedwait(pthread_cond_t* c, pthread_mutex_t* m,
 
 ARBRUN_EXPORT int pthread_cond_clockwait(pthread_cond_t* c, pthread_mutex_t* m, clockid_t clock,
                                          const timespec* abstime) {
+    ARBRT_RESUME_POINT();  // cohort dispatch groups waiters by where they resume
     if (passesThrough(c))
         return asBlockingCall(
             [&] { return ARBRUN_REAL(pthread_cond_clockwait)(c, m, clock, abstime); });

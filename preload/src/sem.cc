@@ -18,6 +18,7 @@
 #include <climits>
 #include <cstddef>
 
+#include "arbrt/resume_point.h"
 #include "arbrt/arbrt.h"
 #include "blocking_pass_through.h"
 #include "cancel.h"
@@ -98,6 +99,7 @@ ARBRUN_EXPORT int sem_post(sem_t* s) {
 }
 
 ARBRUN_EXPORT int sem_wait(sem_t* s) {
+    ARBRT_RESUME_POINT();  // cohort dispatch groups waiters by where they resume
     if (passesThrough(s)) return asBlockingCall([&] { return ARBRUN_REAL(sem_wait)(s); });
     return wait(s, arbrt::detail::kNoDeadline);
 }
@@ -112,6 +114,7 @@ ARBRUN_EXPORT int sem_trywait(sem_t* s) {
 
 // The timespec is checked before the semaphore, as glibc does: EINVAL even when a unit is free.
 ARBRUN_EXPORT int sem_timedwait(sem_t* s, const timespec* abstime) {
+    ARBRT_RESUME_POINT();  // cohort dispatch groups waiters by where they resume
     if (passesThrough(s))
         return asBlockingCall([&] { return ARBRUN_REAL(sem_timedwait)(s, abstime); });
     uint64_t deadline;
@@ -120,6 +123,7 @@ ARBRUN_EXPORT int sem_timedwait(sem_t* s, const timespec* abstime) {
 }
 
 ARBRUN_EXPORT int sem_clockwait(sem_t* s, clockid_t clock, const timespec* abstime) {
+    ARBRT_RESUME_POINT();  // cohort dispatch groups waiters by where they resume
     if (passesThrough(s))
         return asBlockingCall([&] { return ARBRUN_REAL(sem_clockwait)(s, clock, abstime); });
     uint64_t deadline;

@@ -38,8 +38,8 @@ enum class LockRank : uint8_t {
     runQueue,     // Core::queueLock
     timerHeap,    // Core::timerLock (two at once only while migrating, in address order)
     poller,       // the readiness poller's per-descriptor buckets
+    staticTls,    // glibc_tcb.cc: the static TLS image (a rescan walks the pooled contexts)
     contextPool,  // context_pool.cc: the shared pool of free contexts
-    staticTls,    // glibc_tcb.cc: the static TLS image
     trace,        // the core timeline file: a leaf
     count,
 };
@@ -64,8 +64,8 @@ inline constexpr LockRankInfo kLockRanks[] = {
     {"run queue",       true,  LockRank::unranked},
     {"timer heap",      true,  LockRank::coreRelease},
     {"poller bucket",   false, LockRank::unranked},
-    {"context pool",    false, LockRank::unranked},
     {"static TLS",      false, LockRank::unranked},
+    {"context pool",    false, LockRank::unranked},
     {"trace",           false, LockRank::unranked},
 };
 // clang-format on
