@@ -16,7 +16,7 @@
 #include <variant>
 
 #include "arbproto/io.h"
-#include "arbrt/platform.h"
+#include "arbrt/embed/platform.h"
 #include "child_process.h"
 #include "launch.h"
 #include "preload_library.h"

@@ -42,6 +42,8 @@ for f in "${d[BINDIR]}"/{arbrun,core-arbiter,arbctl,arbparsec,arbrun-plot-trace}
          "${d[LIBDIR]}"/{libarbrt.a,libarbrt_platform.a,libarbrt_policy_runtime.a,pkgconfig/arbrt.pc}; do
   [[ -e $prefix/$f ]] || fail "not installed: $f"
 done
+# The embedding interface (runtime/include/arbrt/embed) is the preload library's, not the API's.
+[[ ! -e $prefix/${d[INCLUDEDIR]}/arbrt/embed ]] || fail "arbrt/embed/ installed with the public headers"
 for page in ${d[MAN_PAGES]:-}; do
   [[ -s $prefix/${d[MANDIR]}/man${page##*.}/$page.gz ]] || fail "man page $page not installed"
 done

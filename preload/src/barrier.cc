@@ -21,8 +21,8 @@
 #include <cstddef>
 #include <cstring>
 
-#include "arbrt/resume_point.h"
 #include "arbrt/arbrt.h"
+#include "arbrt/embed/resume_point.h"
 #include "real_libc.h"
 #include "relaxed_field.h"
 #include "shim.h"

@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "arbrt/resume_point.h"
+#include "arbrt/embed/resume_point.h"
 #include "shim.h"
 
 namespace arbrun {

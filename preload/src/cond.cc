@@ -12,8 +12,8 @@
 #include <atomic>
 #include <cstring>
 
-#include "arbrt/resume_point.h"
 #include "arbrt/arbrt.h"
+#include "arbrt/embed/resume_point.h"
 #include "blocking_pass_through.h"
 #include "cancel.h"
 #include "interrupt.h"
@@ -55,7 +55,7 @@ bool passesThrough(const pthread_cond_t* c) {
 
 // The cleanup routine above: re-takes the condvar's mutex.
 void relock(void* m) {
-    mutexLock(static_cast<pthread_mutex_t*>(m), arbrt::detail::kNoDeadline);
+    mutexLock(static_cast<pthread_mutex_t*>(m), arbrt::kNoDeadline);
 }
 
 int wait(pthread_cond_t* c, pthread_mutex_t* m, uint64_t deadlineNs) {
@@ -75,7 +75,7 @@ int wait(pthread_cond_t* c, pthread_mutex_t* m, uint64_t deadlineNs) {
         // pthread_exit or siglongjmp re-takes it first, through the cleanup glibc's own wait
         // registers too. Then the wait returns as a spurious wake-up.
         if (cancelActionable()) {
-            mutexLock(m, arbrt::detail::kNoDeadline);
+            mutexLock(m, arbrt::kNoDeadline);
             actOnCancel();
         }
         _pthread_cleanup_buffer relockOnExit;
@@ -84,7 +84,7 @@ int wait(pthread_cond_t* c, pthread_mutex_t* m, uint64_t deadlineNs) {
         _pthread_cleanup_pop(&relockOnExit, 0);
     }
     // Re-lock even after a time-out, as POSIX requires; an error here means the mutex was misused.
-    mutexLock(m, arbrt::detail::kNoDeadline);
+    mutexLock(m, arbrt::kNoDeadline);
     return r == arbrt::words::WaitStatus::timedOut ? ETIMEDOUT : 0;
 }
 
@@ -124,7 +124,7 @@ ARBRUN_EXPORT int pthread_cond_wait(pthread_cond_t* c, pthread_mutex_t* m) {
     if (passesThrough(c))
         return asBlockingCall(
             [&] { return ARBRUN_REAL_VERSION(pthread_cond_wait, COND_VERSION)(c, m); });
-    return wait(c, m, arbrt::detail::kNoDeadline);
+    return wait(c, m, arbrt::kNoDeadline);
 }
 
 ARBRUN_EXPORT int pthread_cond_timedwait(pthread_cond_t* c, pthread_mutex_t* m,

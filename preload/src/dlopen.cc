@@ -14,7 +14,7 @@
 #include <cstring>
 
 #include "arbrt/arbrt.h"
-#include "arbrt/tls.h"
+#include "arbrt/embed/tls.h"
 #include "own_runtime.h"
 #include "real_libc.h"
 #include "shim.h"

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "arbrt/arbrt.h"
-#include "arbrt/fork.h"
+#include "arbrt/embed/fork.h"
 #include "real_libc.h"
 #include "setxid.h"
 #include "shared_memory.h"

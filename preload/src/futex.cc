@@ -26,13 +26,13 @@
 #include <atomic>
 #include <cstdarg>
 
-#include "arbrt/resume_point.h"
 #include "arbrt/arbrt.h"
+#include "arbrt/embed/resume_point.h"
 #include "arbrt/io.h"
 #include "credentials.h"
 #include "futex.h"
-#include "io_uring.h"
 #include "interrupt.h"
+#include "io_uring.h"
 #include "real_libc.h"
 #include "robust_list.h"
 #include "shared_memory.h"
@@ -68,7 +68,7 @@ long futexWait(const int* address, int expected, uint64_t deadlineNs, uint32_t b
 long emulateWait(int op, bool realtime, const int* address, int expected, const timespec* timeout,
                  uint32_t bitset) {
     if (bitset == 0) return failWith(EINVAL);
-    uint64_t deadline = arbrt::detail::kNoDeadline;
+    uint64_t deadline = arbrt::kNoDeadline;
     if (timeout) {
         if (!validTimeout(timeout)) return failWith(EINVAL);
         if (op == FUTEX_WAIT) {

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "arbrt/arbrt.h"
+#include "arbrt/embed/threads.h"
 #include "credentials.h"
 #include "real_libc.h"
 #include "shim.h"
@@ -152,7 +153,7 @@ bool isSelf(pid_t pid) {
 }
 
 arbrt::ThreadId userThread(pthread_t thread) {
-    return arbrt::detail::threadFromTcb(reinterpret_cast<const void*>(thread));
+    return arbrt::embed::threadFromTcb(reinterpret_cast<const void*>(thread));
 }
 
 }  // namespace

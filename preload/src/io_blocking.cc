@@ -13,7 +13,7 @@
 
 #include <cstdarg>
 
-#include "arbrt/resume_point.h"
+#include "arbrt/embed/resume_point.h"
 #include "io_wait.h"
 #include "real_libc.h"
 #include "shim.h"

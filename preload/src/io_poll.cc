@@ -11,7 +11,7 @@
 #include <climits>
 #include <vector>
 
-#include "arbrt/resume_point.h"
+#include "arbrt/embed/resume_point.h"
 #include "arbrt/time.h"
 #include "interrupt.h"
 #include "io_wait.h"

@@ -11,7 +11,7 @@
 
 #include <cerrno>
 
-#include "arbrt/resume_point.h"
+#include "arbrt/embed/resume_point.h"
 #include "interrupt.h"
 #include "io_wait.h"
 #include "real_libc.h"

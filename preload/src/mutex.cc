@@ -164,7 +164,7 @@ ARBRUN_EXPORT int pthread_mutex_destroy(pthread_mutex_t* m) {
 ARBRUN_EXPORT int pthread_mutex_lock(pthread_mutex_t* m) {
     if (mutexPassesThrough(m))
         return asBlockingCall([&] { return ARBRUN_REAL(pthread_mutex_lock)(m); });
-    return mutexLock(m, arbrt::detail::kNoDeadline);
+    return mutexLock(m, arbrt::kNoDeadline);
 }
 
 ARBRUN_EXPORT int pthread_mutex_trylock(pthread_mutex_t* m) {

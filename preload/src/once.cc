@@ -55,7 +55,7 @@ int runOrWait(std::atomic<int>& word, void (*init)()) {
             // Not a cancellation point: a signal's handler runs, then the wait goes on.
             const auto r = arbrt::parkInterruptible(
                 &word, [&] { return word.load(std::memory_order_relaxed) == mine; },
-                arbrt::detail::kNoDeadline, [] { return signalInterruptPending(); });
+                arbrt::kNoDeadline, [] { return signalInterruptPending(); });
             if (r == arbrt::ParkResult::interrupted) runSignalHandlers();
             continue;
         }

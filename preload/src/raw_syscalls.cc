@@ -37,12 +37,12 @@
 #include <cstdint>
 #include <cstring>
 
+#include "arbrt/embed/raw_syscall.h"
 #include "arbrt/io.h"
-#include "arbrt/raw_syscall.h"
 #include "credentials.h"
 #include "futex.h"
-#include "io_uring.h"
 #include "interrupt.h"
+#include "io_uring.h"
 #include "kernel_sigaction.h"
 #include "raw_syscalls.h"
 #include "robust_list.h"

@@ -123,7 +123,7 @@ ARBRUN_EXPORT int pthread_rwlock_destroy(pthread_rwlock_t* rw) {
 ARBRUN_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t* rw) {
     if (passesThrough(rw))
         return asBlockingCall([&] { return ARBRUN_REAL(pthread_rwlock_rdlock)(rw); });
-    return readLock(rw, arbrt::detail::kNoDeadline);
+    return readLock(rw, arbrt::kNoDeadline);
 }
 
 ARBRUN_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t* rw) {
@@ -152,7 +152,7 @@ ARBRUN_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t* rw, clockid_t clo
 ARBRUN_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t* rw) {
     if (passesThrough(rw))
         return asBlockingCall([&] { return ARBRUN_REAL(pthread_rwlock_wrlock)(rw); });
-    return writeLock(rw, arbrt::detail::kNoDeadline);
+    return writeLock(rw, arbrt::kNoDeadline);
 }
 
 ARBRUN_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t* rw) {

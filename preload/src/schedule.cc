@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "arbrt/arbrt.h"
+#include "arbrt/embed/threads.h"
 #include "attr.h"
 #include "raw_syscall.h"
 #include "real_libc.h"
@@ -153,7 +154,7 @@ bool isSelf(pid_t pid) {
 }
 
 arbrt::ThreadId userThread(pthread_t thread) {
-    return arbrt::detail::threadFromTcb(reinterpret_cast<const void*>(thread));
+    return arbrt::embed::threadFromTcb(reinterpret_cast<const void*>(thread));
 }
 
 // errno convention of the sched_* wrappers.

@@ -18,8 +18,8 @@
 #include <climits>
 #include <cstddef>
 
-#include "arbrt/resume_point.h"
 #include "arbrt/arbrt.h"
+#include "arbrt/embed/resume_point.h"
 #include "blocking_pass_through.h"
 #include "cancel.h"
 #include "real_libc.h"
@@ -61,7 +61,7 @@ int fail(int err) {
 // restarts a futex wait with a time-out).
 int wait(sem_t* s, uint64_t deadlineNs) {
     if (cancelActionable()) actOnCancel();
-    const CancellationPointHooks interruptions(deadlineNs == arbrt::detail::kNoDeadline);
+    const CancellationPointHooks interruptions(deadlineNs == arbrt::kNoDeadline);
     switch (arbrt::words::semWait(layout(s).data, deadlineNs, &interruptions)) {
         case WaitStatus::ok:
             return 0;
@@ -101,7 +101,7 @@ ARBRUN_EXPORT int sem_post(sem_t* s) {
 ARBRUN_EXPORT int sem_wait(sem_t* s) {
     ARBRT_RESUME_POINT();  // cohort dispatch groups waiters by where they resume
     if (passesThrough(s)) return asBlockingCall([&] { return ARBRUN_REAL(sem_wait)(s); });
-    return wait(s, arbrt::detail::kNoDeadline);
+    return wait(s, arbrt::kNoDeadline);
 }
 
 // A failing trywait lets other user threads run, like a failing mutex trylock: programs poll it.

@@ -34,7 +34,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "arbrt/host.h"
+#include "arbrt/embed/host.h"
 #include "arbrt/io.h"
 #include "kernel_sigaction.h"
 #include "raw_syscall.h"

@@ -1,7 +1,9 @@
 // Virtual per-user-thread signals (rules in signals.h): dispositions, the kernel-side wrapper, the
 // process-wide pending set and the helper thread that hands it out, and the thread-directed calls.
-#include "arbrt/resume_point.h"
 #include "signals.h"
+#include "arbrt/embed/resume_point.h"
+#include "arbrt/embed/spin_lock.h"
+#include "arbrt/embed/threads.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -32,7 +34,7 @@
 namespace arbrun {
 namespace {
 
-using arbrt::detail::SpinLock;
+using arbrt::embed::SpinLock;
 
 constexpr int kMaxSignal = 64;
 constexpr int kSigCancel = 32, kSigSetxid = 33;  // glibc-internal
@@ -631,7 +633,7 @@ int sendToThread(arbrt::ThreadId target, int sig, const sigval* value) {
 }
 
 arbrt::ThreadId userThread(pthread_t thread) {
-    return arbrt::detail::threadFromTcb(reinterpret_cast<const void*>(thread));
+    return arbrt::embed::threadFromTcb(reinterpret_cast<const void*>(thread));
 }
 
 // A pthread_t that was a user thread's but no longer is (its TCB keeps the fake id): ESRCH
@@ -674,11 +676,11 @@ int waitForSignal(uint64_t set, siginfo_t* out, uint64_t deadlineNs) {
             deliverPendingSignals(&restartable);
             return -EINTR;
         }
-        if (deadlineNs != arbrt::detail::kNoDeadline && arbrt::nowNs() >= deadlineNs) {
+        if (deadlineNs != arbrt::kNoDeadline && arbrt::nowNs() >= deadlineNs) {
             result = -EAGAIN;
             break;
         }
-        if (deadlineNs == arbrt::detail::kNoDeadline) {
+        if (deadlineNs == arbrt::kNoDeadline) {
             arbrt::block();
         } else {
             arbrt::blockUntil(deadlineNs);
@@ -1009,7 +1011,7 @@ ARBRUN_EXPORT int sigwait(const sigset_t* set, int* sig) {
     ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(sigwait)(set, sig);
     for (;;) {
-        const int r = waitForSignal(toMask(set), nullptr, arbrt::detail::kNoDeadline);
+        const int r = waitForSignal(toMask(set), nullptr, arbrt::kNoDeadline);
         if (r > 0) {
             *sig = r;
             return 0;
@@ -1020,7 +1022,7 @@ ARBRUN_EXPORT int sigwait(const sigset_t* set, int* sig) {
 ARBRUN_EXPORT int sigwaitinfo(const sigset_t* set, siginfo_t* info) {
     ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(sigwaitinfo)(set, info);
-    const int r = waitForSignal(toMask(set), info, arbrt::detail::kNoDeadline);
+    const int r = waitForSignal(toMask(set), info, arbrt::kNoDeadline);
     if (r < 0) {
         errno = -r;
         return -1;
@@ -1031,7 +1033,7 @@ ARBRUN_EXPORT int sigwaitinfo(const sigset_t* set, siginfo_t* info) {
 ARBRUN_EXPORT int sigtimedwait(const sigset_t* set, siginfo_t* info, const timespec* timeout) {
     ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(sigtimedwait)(set, info, timeout);
-    uint64_t deadline = arbrt::detail::kNoDeadline;
+    uint64_t deadline = arbrt::kNoDeadline;
     if (timeout) {
         if (timeout->tv_nsec < 0 || timeout->tv_nsec >= 1'000'000'000 || timeout->tv_sec < 0) {
             errno = EINVAL;

@@ -6,8 +6,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "arbrt/resume_point.h"
 #include "arbrt/arbrt.h"
+#include "arbrt/embed/resume_point.h"
 #include "cancel.h"
 #include "real_libc.h"
 #include "shim.h"

@@ -10,8 +10,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "arbrt/resume_point.h"
 #include "arbrt/arbrt.h"
+#include "arbrt/embed/resume_point.h"
+#include "arbrt/embed/threads.h"
 #include "attr.h"
 #include "classes.h"
 #include "identity.h"
@@ -44,7 +45,7 @@ struct StartInfo {
 // destructors and cleanup handlers on the way), and returns the value pthread_exit() stored.
 void* pthreadTrampoline(void* raw) {
     const StartInfo info = *static_cast<StartInfo*>(raw);
-    void* tcb = arbrt::detail::tcbOf(arbrt::self().context);
+    void* tcb = arbrt::embed::tcbOf(arbrt::self().context);
     signalThreadStart(info.signalMask);
     __pthread_unwind_buf_t unwindBuf;
     void* result;
@@ -64,7 +65,7 @@ void* pthreadTrampoline(void* raw) {
 }
 
 arbrt::ThreadId userThread(pthread_t thread) {
-    return arbrt::detail::threadFromTcb(reinterpret_cast<const void*>(thread));
+    return arbrt::embed::threadFromTcb(reinterpret_cast<const void*>(thread));
 }
 
 int timedJoin(pthread_t thread, void** result, clockid_t clock, const timespec* abstime) {
@@ -94,26 +95,25 @@ int createWith(arbrt::ThreadAttributes attributes, const pthread_attr_t* attr,
     cpu_set_t* mask;
     err = newThreadMask(attr, &mask);
     if (err) return err;
-    arbrt::detail::ThreadContext* context = arbrt::detail::allocateThread(attributes, &err);
+    arbrt::embed::ThreadContext* context = arbrt::embed::allocateThread(attributes, &err);
     if (!context) {
         std::free(mask);
         return err;
     }
-    const arbrt::ThreadId id = arbrt::detail::threadFromTcb(arbrt::detail::tcbOf(context));
+    const arbrt::ThreadId id = arbrt::embed::threadFromTcb(arbrt::embed::tcbOf(context));
     initIdentity(id, mask);
     initSchedule(id, schedule);
     if (threadClass) recordThreadClass(id, *threadClass);
-    void* space =
-        arbrt::detail::reserveClosureSpace(context, sizeof(StartInfo), alignof(StartInfo));
+    void* space = arbrt::embed::reserveClosureSpace(context, sizeof(StartInfo), alignof(StartInfo));
     new (space) StartInfo{start, arg, currentSignalMask()};
     // Reset before the thread can run: a pthread_cancel right after creation must stick.
-    void* tcb = arbrt::detail::tcbOf(context);
+    void* tcb = arbrt::embed::tcbOf(context);
     tcbField<int>(tcb, kCancelHandling) = 0;
     tcbField<void*>(tcb, kCleanup) = nullptr;
     // Set before the thread can run: it may read the variable the caller passed.
-    *thread = reinterpret_cast<pthread_t>(arbrt::detail::tcbOf(context));
+    *thread = reinterpret_cast<pthread_t>(arbrt::embed::tcbOf(context));
     bool noCoreReserved = false;
-    arbrt::detail::launchThread(context, attributes, pthreadTrampoline, space, &noCoreReserved);
+    arbrt::embed::launchThread(context, attributes, pthreadTrampoline, space, &noCoreReserved);
     if (noCoreReserved && threadClass) reportExclusiveFallback(*threadClass);
     return 0;
 }

@@ -1,6 +1,6 @@
 // x86-64 primitives the runtime needs on its hot paths: TSC, thread-pointer switching, raw system
-// calls (arbrt/raw_syscall.h; not libc's syscall(), because the preload layer interposes syscall()
-// and libc wrappers write errno, which lives in whichever user thread's TLS is current).
+// calls (arbrt/embed/raw_syscall.h; not libc's syscall(), because the preload layer interposes
+// syscall() and libc wrappers write errno, which lives in whichever user thread's TLS is current).
 #pragma once
 
 #include <sys/syscall.h>
@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <ctime>
 
-#include "arbrt/raw_syscall.h"
+#include "arbrt/embed/raw_syscall.h"
 #include "sys.h"
 
 namespace arbrt::detail {

@@ -43,7 +43,7 @@ bool barrierWait(const BarrierWords& b, const WaitHooks* hooks) {
             const ParkResult r = internal::parkWith(
                 &b.completed,
                 [&] { return !reached(b.completed.load(std::memory_order_relaxed), target); },
-                detail::kNoDeadline, hooks);
+                kNoDeadline, hooks);
             // The round completes only when its last thread arrives: the wait goes on whatever
             // act() says.
             if (r == ParkResult::interrupted) hooks->act();
@@ -59,7 +59,7 @@ WaitStatus barrierDestroy(const BarrierWords& b) {
     while (b.inside.load(std::memory_order_acquire) != kDestroying) {
         park(
             &b.inside, [&] { return b.inside.load(std::memory_order_relaxed) != kDestroying; },
-            detail::kNoDeadline);
+            kNoDeadline);
     }
     b.inside.store(0, std::memory_order_relaxed);
     return WaitStatus::ok;

@@ -8,7 +8,7 @@
 namespace arbrt::detail {
 
 static_assert(kResumeSlotOffset == kUserThreadSlot,
-              "arbrt/resume_point.h finds the context through the runtime's TCB slot");
+              "arbrt/embed/resume_point.h finds the context through the runtime's TCB slot");
 
 namespace {
 

@@ -1,6 +1,6 @@
 // Cohort dispatch (Larus & Parkes, "Using Cohort Scheduling to Enhance Server Performance", USENIX
-// ATC 2002): threads parked at the same resume point (arbrt/resume_point.h) run the same code on
-// different requests, so a core that runs them back to back keeps that stage's code and data in
+// ATC 2002): threads parked at the same resume point (arbrt/embed/resume_point.h) run the same code
+// on different requests, so a core that runs them back to back keeps that stage's code and data in
 // its caches. The policy, pure and table-tested (runtime/tests/cohort_logic_test.cc):
 //
 //   - A core's cohort is the resume point of the thread it last dispatched from its queues, with

@@ -21,7 +21,7 @@ WaitStatus condWait(CondWords c, uint32_t observed, uint64_t deadlineNs, const W
 }  // namespace words
 
 void CondVar::wait(Mutex& mutex) {
-    waitUntil(mutex, detail::kNoDeadline);
+    waitUntil(mutex, kNoDeadline);
 }
 
 // The mutex is released after condBeginWait (which reads the sequence) and before parking, so a
@@ -36,8 +36,7 @@ bool CondVar::waitUntil(Mutex& mutex, uint64_t deadlineNs) {
 
 bool CondVar::waitFor(Mutex& mutex, uint64_t timeoutNs) {
     const uint64_t now = nowNs();
-    const uint64_t deadline =
-        timeoutNs > detail::kNoDeadline - 1 - now ? detail::kNoDeadline - 1 : now + timeoutNs;
+    const uint64_t deadline = timeoutNs > kNoDeadline - 1 - now ? kNoDeadline - 1 : now + timeoutNs;
     return waitUntil(mutex, deadline);
 }
 

@@ -7,8 +7,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "arbrt/resume_point.h"
+#include "arbrt/embed/resume_point.h"
 #include "arbrt/sync.h"
+#include "wait_queue.h"
 #include "arbrt/thread.h"
 #include "park_history.h"
 #include "stack.h"
@@ -113,11 +114,12 @@ struct alignas(64) ThreadContext {
     int32_t heapIndex = -1;  // position in timerCore's heap, -1 when not in one
     uint32_t slot = 0;       // this context's number (contextAtSlot), fixed when its slab is made
     // Where the program resumes when the interposed call it is in returns: the call's return
-    // address into the program (arbrt/resume_point.h), 0 outside such calls. Threads parked at the
-    // same resume point are the same stage of different requests (cohort dispatch, cohort.h).
-    // Written only by the thread itself (ResumePointScope), read by the core that dispatches it
-    // (cohort dispatch only) while it is runnable, when nothing writes it. In the line the timers
-    // write when a sleeper wakes, so often in cache where the thread becomes runnable.
+    // address into the program (arbrt/embed/resume_point.h), 0 outside such calls. Threads parked
+    // at the same resume point are the same stage of different requests (cohort dispatch,
+    // cohort.h). Written only by the thread itself (ResumePointScope), read by the core that
+    // dispatches it (cohort dispatch only) while it is runnable, when nothing writes it. In the
+    // line the timers write when a sleeper wakes, so often in cache where the thread becomes
+    // runnable.
     void* resumePoint = nullptr;
 
     // --- Creation and exit.
@@ -168,7 +170,7 @@ static_assert(offsetof(ThreadContext, queuedPriority) < 64,
 static_assert(sizeof(ThreadContext) == 512, "contexts are 512 bytes (8 lines): keep it so");
 static_assert(offsetof(ThreadContext, resumeTag) < 64, "a queue scan reads one line per thread");
 static_assert(offsetof(ThreadContext, resumePoint) == kResumePointOffset,
-              "arbrt/resume_point.h writes the resume point at this offset");
+              "arbrt/embed/resume_point.h writes the resume point at this offset");
 
 // The ThreadContext of the calling user thread, or null on any other kernel thread: one load
 // through %fs (see arch.h), valid wherever the thread migrates, since its TCB moves with it.

@@ -2,7 +2,7 @@
 #include <memory>
 #include <mutex>
 
-#include "arbrt/invariant.h"
+#include "arbrt/embed/invariant.h"
 #include "glibc_tcb.h"
 #include "runtime_state.h"
 

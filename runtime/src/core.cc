@@ -1,7 +1,7 @@
 // Run queues, placement, stealing and moving threads off a released core.
 #include <atomic>
 
-#include "arbrt/invariant.h"
+#include "arbrt/embed/invariant.h"
 #include "arch.h"
 #include "runtime_state.h"
 

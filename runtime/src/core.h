@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "arbrt/sync.h"
+#include "wait_queue.h"
 #include "cohort.h"
 #include "context.h"
 #include "context_pool.h"

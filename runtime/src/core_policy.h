@@ -32,6 +32,8 @@
 #pragma once
 
 #include <atomic>
+
+#include "arbrt/embed/spin_lock.h"
 #include <cstdint>
 
 #include "arbrt/sync.h"

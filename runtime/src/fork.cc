@@ -1,14 +1,14 @@
-// fork() support and live-thread iteration (arbrt/fork.h).
+// fork() support and live-thread iteration (arbrt/embed/fork.h).
 //
 // The child keeps nothing of the parent's runtime state but the context pool (consistent: its lock
 // is held across fork) and the forking thread's own context. The parent's RuntimeState (cores,
 // queues, timers, carriers) is leaked rather than destroyed: locks in it may be held by carriers
 // that do not exist in the child, and nothing may run on the stacks it references.
-#include "arbrt/fork.h"
+#include "arbrt/embed/fork.h"
 
 #include <cstdlib>
 
-#include "arbrt/host.h"
+#include "arbrt/embed/host.h"
 #include "arch.h"
 #include "glibc_tcb.h"
 #include "runtime_state.h"

@@ -1,5 +1,5 @@
-// The failure path of ARB_ASSERT (arbrt/invariant.h).
-#include "arbrt/invariant.h"
+// The failure path of ARB_ASSERT (arbrt/embed/invariant.h).
+#include "arbrt/embed/invariant.h"
 
 #include <unistd.h>
 

@@ -1,5 +1,5 @@
-// runOnKernelThreadTcb (arbrt/host.h): the kernel thread's own glibc identity for a moment.
-#include "arbrt/host.h"
+// runOnKernelThreadTcb (arbrt/embed/host.h): the kernel thread's own glibc identity for a moment.
+#include "arbrt/embed/host.h"
 #include "arch.h"
 #include "runtime_state.h"
 

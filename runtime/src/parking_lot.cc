@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <new>
 
-#include "arbrt/fork.h"
+#include "arbrt/embed/fork.h"
 
-#include "arbrt/wait_queue.h"
 #include "arbrt/thread.h"
 #include "arbrt/time.h"
+#include "wait_queue.h"
 
 namespace arbrt {
 namespace {
@@ -102,7 +102,7 @@ ParkResult parkImpl(const void* address, FunctionRef<bool()> validate, uint64_t 
             return ParkResult::timedOut;
         }
         cb.queue.lock.unlock();
-        detail::parkUntilWoken(&w, detail::kNoDeadline);  // a wake-up is already on its way
+        detail::parkUntilWoken(&w, kNoDeadline);  // a wake-up is already on its way
         return ParkResult::woken;
     }
 }

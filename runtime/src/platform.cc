@@ -1,5 +1,5 @@
 // The public face of the runtime's platform checks; start() uses the same functions.
-#include "arbrt/platform.h"
+#include "arbrt/embed/platform.h"
 
 #include <dlfcn.h>
 #include <gnu/libc-version.h>

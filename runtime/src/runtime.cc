@@ -7,8 +7,8 @@
 #include <cstring>
 #include <string>
 
-#include "arbrt/host.h"
-#include "arbrt/platform.h"
+#include "arbrt/embed/host.h"
+#include "arbrt/embed/platform.h"
 #include "arch.h"
 #include "estimation.h"
 #include "glibc_tcb.h"

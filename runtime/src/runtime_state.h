@@ -31,7 +31,8 @@ struct RuntimeState {
     std::atomic<uint32_t> sleepingCores{0};              // idle carriers asleep on their futex
 
     alignas(64) std::atomic<uint32_t> activeCores{0};
-    SpinLock releaseLock{LockRank::coreRelease};  // one core release at a time (fixes timer lock order)
+    SpinLock releaseLock{
+        LockRank::coreRelease};  // one core release at a time (fixes timer lock order)
 
     // Arbiter mode: where grants come from (null in standalone mode), and the threads that became
     // runnable while no core was active (guarded by pendingLock; drained when a core is granted).
@@ -80,7 +81,7 @@ extern RuntimeState* gRuntime;
 Carrier* currentCarrier();
 
 // Kernel threads of the runtime itself (carriers, spares, the monitor, the poller): made with the
-// host's real pthread_create (see arbrt/host.h).
+// host's real pthread_create (see arbrt/embed/host.h).
 int hostCreateThread(pthread_t* thread, void* (*fn)(void*), void* arg);
 int hostJoinThread(pthread_t thread);
 

@@ -169,7 +169,7 @@ void rwReadUnlock(const RwWords& rw) {
 }  // namespace words
 
 void RwLock::lockShared() {
-    words::rwReadLock(words(), detail::kNoDeadline, nullptr);
+    words::rwReadLock(words(), kNoDeadline, nullptr);
 }
 bool RwLock::tryLockShared() {
     return words::rwTryRead(words()) == words::WaitStatus::ok;
@@ -181,7 +181,7 @@ void RwLock::unlockShared() {
     words::rwReadUnlock(words());
 }
 void RwLock::lock() {
-    words::rwWriteLock(words(), detail::kNoDeadline, nullptr);
+    words::rwWriteLock(words(), kNoDeadline, nullptr);
 }
 bool RwLock::tryLock() {
     return words::rwTryWrite(words()) == words::WaitStatus::ok;

@@ -1,5 +1,5 @@
-// SpinLock's slow path and its rank checks (arbrt/spin_lock.h).
-#include "arbrt/spin_lock.h"
+// SpinLock's slow path and its rank checks (arbrt/embed/spin_lock.h).
+#include "arbrt/embed/spin_lock.h"
 
 #include <linux/futex.h>
 #include <sys/syscall.h>
@@ -42,7 +42,7 @@ constinit thread_local HeldLocks tHeld{};
 
 // Names both locks: "taking <rank> while holding <rank>".
 [[noreturn]] void reportRankViolation(LockRank held, LockRank taken) {
-    char why[200] = "lock order (arbrt/spin_lock.h, kLockRanks): taking the ";
+    char why[200] = "lock order (arbrt/embed/spin_lock.h, kLockRanks): taking the ";
     strncat(why, kLockRanks[size_t(taken)].name, 40);
     strncat(why, " lock while holding the ", sizeof why - strlen(why) - 1);
     strncat(why, kLockRanks[size_t(held)].name, 40);

@@ -2,7 +2,7 @@
 // (Boost.Context's fcontext), points %fs at the incoming thread's TCB and jumps. The outgoing
 // thread is published (requeued, parked, freed) only by the context that resumes next, after its
 // registers are saved, so no other carrier can resume a half-saved thread.
-#include "arbrt/invariant.h"
+#include "arbrt/embed/invariant.h"
 #include "arch.h"
 #include "runtime_state.h"
 

@@ -11,7 +11,7 @@
 
 #include <atomic>
 
-#include "arbrt/raw_syscall.h"
+#include "arbrt/embed/raw_syscall.h"
 
 namespace arbrt::detail {
 

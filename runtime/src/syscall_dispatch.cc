@@ -18,7 +18,7 @@
 #include "trampoline_asm.h"
 
 extern "C" {
-// The runtime's own `syscall; ret` (arbrt/raw_syscall.h), used until libc's is known.
+// The runtime's own `syscall; ret` (arbrt/embed/raw_syscall.h), used until libc's is known.
 void arbrt_own_syscall_return();
 __attribute__((visibility("hidden"))) void* arbrtSyscallEntry =
     reinterpret_cast<void*>(&arbrt_own_syscall_return);

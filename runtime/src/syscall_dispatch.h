@@ -5,9 +5,9 @@
 // Every carrier turns dispatch on for its own kernel thread with libc's executable segment as the
 // allowed range: libc's calls (including every wrapper the preload library interposes) cost
 // nothing extra; a call from anywhere else raises a thread-directed SIGSYS before it runs. The
-// runtime's own raw calls go through a `syscall; ret` inside libc's text (arbrt/raw_syscall.h), so
-// they never trap, not even with every signal blocked. The SIGSYS handler
-// (arbrt::onSyscallDispatchSignal) then does one of three things:
+// runtime's own raw calls go through a `syscall; ret` inside libc's text
+// (arbrt/embed/raw_syscall.h), so they never trap, not even with every signal blocked. The SIGSYS
+// handler (arbrt::onSyscallDispatchSignal) then does one of three things:
 //   - in code where the thread must not switch (unsafe code as preemption defines it: the
 //     runtime, libc, the loader, the vDSO, ...), or inside a signal handler: it makes the call
 //     itself, there and then, and returns its result;

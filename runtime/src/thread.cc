@@ -4,7 +4,8 @@
 #include <cstring>
 #include <ctime>
 
-#include "arbrt/invariant.h"
+#include "arbrt/embed/invariant.h"
+#include "arbrt/embed/threads.h"
 #include "arbrt/parking_lot.h"
 #include "arbrt/thread.h"
 #include "arbrt/time.h"

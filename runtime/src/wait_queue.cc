@@ -1,5 +1,5 @@
 // Wait queues: the parking lot's buckets and a core's release waiters (wait_queue.h).
-#include "arbrt/wait_queue.h"
+#include "wait_queue.h"
 
 namespace arbrt::detail {
 

@@ -1,9 +1,10 @@
-// fork() with the runtime running: the child rebuilds it around the forking thread (arbrt/fork.h).
-// Each child reports through its exit status; the parent checks it with waitpid.
+// fork() with the runtime running: the child rebuilds it around the forking thread
+// (arbrt/embed/fork.h). Each child reports through its exit status; the parent checks it with
+// waitpid.
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <arbrt/fork.h>
+#include <arbrt/embed/fork.h>
 
 #include <cerrno>
 

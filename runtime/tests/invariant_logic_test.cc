@@ -1,6 +1,6 @@
-// ARB_ASSERT (arbrt/invariant.h): fails loudly with the rule's reason where checks are on, and
-// costs nothing (does not even evaluate its condition) where they are off.
-#include "arbrt/invariant.h"
+// ARB_ASSERT (arbrt/embed/invariant.h): fails loudly with the rule's reason where checks are on,
+// and costs nothing (does not even evaluate its condition) where they are off.
+#include "arbrt/embed/invariant.h"
 
 #include <gtest/gtest.h>
 

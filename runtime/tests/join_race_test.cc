@@ -5,6 +5,7 @@
 #include <chrono>
 #include <thread>
 
+#include "wait_queue.h"
 #include "context.h"
 #include "test_util.h"
 

@@ -1,5 +1,5 @@
-// runOnKernelThreadTcb (arbrt/host.h): on a user thread the function runs as the carrier's kernel
-// thread (glibc's THREAD_SELF, errno and __thread variables are the carrier's) and the user
+// runOnKernelThreadTcb (arbrt/embed/host.h): on a user thread the function runs as the carrier's
+// kernel thread (glibc's THREAD_SELF, errno and __thread variables are the carrier's) and the user
 // thread's own are back afterwards, also when it runs in a signal handler that interrupted a user
 // thread computing on its carrier; elsewhere it is a plain call.
 #include <pthread.h>
@@ -9,7 +9,7 @@
 
 #include <cerrno>
 
-#include "arbrt/host.h"
+#include "arbrt/embed/host.h"
 #include "test_util.h"
 
 namespace {

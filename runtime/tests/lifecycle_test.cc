@@ -3,7 +3,7 @@
 
 #include <cerrno>
 
-#include "arbrt/platform.h"
+#include "arbrt/embed/platform.h"
 #include "test_util.h"
 
 namespace {

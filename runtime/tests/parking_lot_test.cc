@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "wait_queue.h"
 #include "test_util.h"
 
 namespace {
@@ -18,7 +19,7 @@ class ParkingLot : public arbrt_test::RuntimeTest<2> {};
 TEST_F(ParkingLot, Park_InvalidWhenValidateFails) {
     int word = 1;
     EXPECT_EQ(arbrt::park(
-                  &word, [&] { return word == 0; }, arbrt::detail::kNoDeadline),
+                  &word, [&] { return word == 0; }, arbrt::kNoDeadline),
               arbrt::ParkResult::invalid);
     EXPECT_EQ(arbrt::parkedCount(&word), 0u);
 }
@@ -33,7 +34,7 @@ TEST_F(ParkingLot, Unpark_WakesUserThreadsOldestFirst) {
         ASSERT_TRUE(eventually([&] { return arbrt::parkedCount(&word) == size_t(i); }));
         threads.push_back(arbrt::createThread([&, i] {
             const auto r = arbrt::park(
-                &word, [&] { return word.load() == 0; }, arbrt::detail::kNoDeadline);
+                &word, [&] { return word.load() == 0; }, arbrt::kNoDeadline);
             EXPECT_EQ(r, arbrt::ParkResult::woken);
             mu.lock();
             order.push_back(i);
@@ -63,7 +64,7 @@ TEST_F(ParkingLot, Park_KernelThreadWokenByUserThread) {
         EXPECT_EQ(arbrt::unpark(&word, 10), 1u);
     });
     const auto r = arbrt::park(
-        &word, [&] { return word.load() == 0; }, arbrt::detail::kNoDeadline);
+        &word, [&] { return word.load() == 0; }, arbrt::kNoDeadline);
     EXPECT_EQ(r, arbrt::ParkResult::woken);
     EXPECT_EQ(arbrt::join(waker), 0);
 }
@@ -91,7 +92,7 @@ TEST_F(ParkingLot, Unpark_BitsetSelectsWaiters) {
     for (uint32_t bits : {1u, 2u, 1u, 4u}) {
         threads.push_back(arbrt::createThread([&, bits] {
             arbrt::park(
-                &word, [] { return true; }, arbrt::detail::kNoDeadline, bits);
+                &word, [] { return true; }, arbrt::kNoDeadline, bits);
             woken.fetch_add(1);
         }));
     }
@@ -109,7 +110,7 @@ TEST_F(ParkingLot, Requeue_WakesSomeMovesTheRest) {
     for (int i = 0; i < 5; ++i) {
         threads.push_back(arbrt::createThread([&] {
             arbrt::park(
-                &from, [] { return true; }, arbrt::detail::kNoDeadline);
+                &from, [] { return true; }, arbrt::kNoDeadline);
         }));
     }
     ASSERT_TRUE(eventually([&] { return arbrt::parkedCount(&from) == 5; }));
@@ -133,7 +134,7 @@ TEST_F(ParkingLot, Requeue_WakeCountBeyondOneBatchMovesOnlyTheRest) {
     for (int i = 0; i < kWaiters; ++i) {
         threads.push_back(arbrt::createThread([&, i] {
             arbrt::park(
-                &from, [] { return true; }, arbrt::detail::kNoDeadline);
+                &from, [] { return true; }, arbrt::kNoDeadline);
             woken.fetch_add(1);
         }));
         // One at a time, so the queue order is the creation order.
@@ -173,7 +174,7 @@ TEST_F(ParkingLot, ParkInterruptible_InterruptedUnlinksAndReturns) {
     std::atomic<int> result{-1};
     arbrt::ThreadId t = arbrt::createThread([&] {
         result = int(arbrt::parkInterruptible(
-            &word, [] { return true; }, arbrt::detail::kNoDeadline, [&] { return stop.load(); }));
+            &word, [] { return true; }, arbrt::kNoDeadline, [&] { return stop.load(); }));
     });
     ASSERT_TRUE(eventually([&] { return arbrt::parkedCount(&word) == 1; }));
     stop = true;
@@ -189,7 +190,7 @@ TEST_F(ParkingLot, ParkInterruptible_AlreadyInterruptedDoesNotBlock) {
     std::atomic<int> result{-1};
     arbrt::ThreadId t = arbrt::createThread([&] {
         result = int(arbrt::parkInterruptible(
-            &word, [] { return true; }, arbrt::detail::kNoDeadline, [] { return true; }));
+            &word, [] { return true; }, arbrt::kNoDeadline, [] { return true; }));
     });
     EXPECT_EQ(arbrt::join(t), 0);
     EXPECT_EQ(result.load(), int(arbrt::ParkResult::interrupted));
@@ -201,8 +202,7 @@ TEST_F(ParkingLot, ParkInterruptible_SpuriousSignalKeepsWaiting) {
     std::atomic<int> result{-1};
     arbrt::ThreadId t = arbrt::createThread([&] {
         result = int(arbrt::parkInterruptible(
-            &word, [&] { return word.load() == 0; }, arbrt::detail::kNoDeadline,
-            [] { return false; }));
+            &word, [&] { return word.load() == 0; }, arbrt::kNoDeadline, [] { return false; }));
     });
     ASSERT_TRUE(eventually([&] { return arbrt::parkedCount(&word) == 1; }));
     arbrt::signal(t);  // not an interruption: it parks again

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "arbrt/embed/spin_lock.h"
 #include "test_util.h"
 
 namespace {

@@ -1,6 +1,6 @@
-// SpinLock (arbrt/spin_lock.h): mutual exclusion through every phase of its slow path (spin,
+// SpinLock (arbrt/embed/spin_lock.h): mutual exclusion through every phase of its slow path (spin,
 // yield, futex sleep), and the lock-rank rule in builds that check invariants.
-#include "arbrt/spin_lock.h"
+#include "arbrt/embed/spin_lock.h"
 
 #include <gtest/gtest.h>
 

@@ -12,7 +12,7 @@
 namespace {
 
 namespace words = arbrt::words;
-using arbrt::detail::kNoDeadline;
+using arbrt::kNoDeadline;
 using arbrt_test::eventually;
 using arbrt_test::kMicrosecond;
 using arbrt_test::kSecond;

@@ -11,7 +11,7 @@
 #include <atomic>
 #include <string>
 
-#include "arbrt/platform.h"
+#include "arbrt/embed/platform.h"
 #include "preempt/workload.h"
 #include "test_util.h"
 

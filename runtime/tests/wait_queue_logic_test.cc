@@ -1,9 +1,10 @@
 // Pure logic of the wait queue every primitive is built on (FIFO order, removal from any position),
 // exercised without a running runtime so it can run under ASan/UBSan.
-#include <arbrt/sync.h>
 #include <gtest/gtest.h>
 
 #include <vector>
+
+#include "wait_queue.h"
 
 namespace {
 

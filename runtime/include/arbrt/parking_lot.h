@@ -68,8 +68,10 @@ long requeue(const void* from, const void* to, size_t wakeCount, size_t requeueC
 // Number of waiters parked on `address` (a snapshot, for tests and statistics).
 size_t parkedCount(const void* address);
 
+// A deadline that never passes (every deadline here is absolute, on nowNs()'s timeline).
+constexpr uint64_t kNoDeadline = ~uint64_t{0};
+
 namespace detail {
-constexpr uint64_t kNoDeadline = ~uint64_t{0};  // a deadline that never passes
 struct Waiter;
 // parkUntilWoken() for a user thread that may be interrupted: returns true once `w` is woken, false
 // when the deadline passed or interrupted() holds (checked before every block; `w` may still be

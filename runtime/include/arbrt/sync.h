@@ -10,13 +10,12 @@
 #include <ctime>
 
 #include "arbrt/sync_words.h"
-#include "arbrt/wait_queue.h"  // for code that still uses the runtime's wait records
 
 namespace arbrt {
 
 class Mutex {
   public:
-    void lock() { words::mutexLock(word_, detail::kNoDeadline, nullptr); }
+    void lock() { words::mutexLock(word_, kNoDeadline, nullptr); }
     bool tryLock() { return words::mutexTryLock(word_) == words::WaitStatus::ok; }
     // Locks unless nowNs() reaches deadlineNs first (then returns false).
     bool lockUntil(uint64_t deadlineNs) {
@@ -98,7 +97,7 @@ class Barrier {
 class Semaphore {
   public:
     explicit Semaphore(unsigned initial = 0) : data_(initial) {}
-    void wait() { words::semWait(data_, detail::kNoDeadline, nullptr); }
+    void wait() { words::semWait(data_, kNoDeadline, nullptr); }
     bool tryWait() { return words::semTryWait(data_); }
     bool waitUntil(uint64_t deadlineNs) {
         return words::semWait(data_, deadlineNs, nullptr) == words::WaitStatus::ok;

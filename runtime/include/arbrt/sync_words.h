@@ -9,7 +9,7 @@
 // - interruptions: a WaitHooks (null: the wait cannot be interrupted, as for the runtime's own
 //   classes). The preload's waits are interruptible by signals and, at cancellation points, by
 //   cancellation (preload/src/wait_hooks.h);
-// - deadlines: absolute, on the runtime's timeline (nowNs()), detail::kNoDeadline for none;
+// - deadlines: absolute, on the runtime's timeline (nowNs()), kNoDeadline for none;
 // - error codes: the algorithms return a WaitStatus; the preload maps it onto errno values, the
 //   C++ classes onto bool.
 // Nothing here allocates or keeps state outside the words: a waiter's record lives on its own

@@ -40,7 +40,7 @@ inline constexpr uint64_t kMaxRetakeAfterNs = 1'000'000'000;
 // How a core picks the next thread to run (RuntimeOptions::dispatch).
 enum class Dispatch : uint8_t {
     fifo,    // runNext, then the oldest runnable thread
-    cohort,  // prefer threads parked at the resume point just run (arbrt/resume_point.h)
+    cohort,  // prefer threads parked at the resume point just run (arbrt/embed/resume_point.h)
 };
 
 // Bounds of RuntimeOptions::cohortMaxThreads and cohortMaxNs.
@@ -388,11 +388,6 @@ RuntimeStats stats();
 uint64_t coreBusyNs(int core);
 
 namespace detail {
-
-// The TCB (what pthread_self() returns) of a thread created by allocateThread().
-void* tcbOf(ThreadContext* context);
-// The live user thread whose TCB is `tcb`, or a null handle if `tcb` is not a user thread's.
-ThreadId threadFromTcb(const void* tcb);
 
 // Where a templated thread's closure lives: at the top of its stack, below `limit`.
 void* reserveClosureSpace(ThreadContext* context, size_t size, size_t align);

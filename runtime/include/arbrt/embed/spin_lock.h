@@ -21,7 +21,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "arbrt/invariant.h"
+#include "arbrt/embed/invariant.h"
 
 namespace arbrt::detail {
 
@@ -125,3 +125,9 @@ class SpinLock {
 static_assert(sizeof(SpinLock) == 4);
 
 }  // namespace arbrt::detail
+
+namespace arbrt::embed {
+// The same lock for the embedding layer's own short critical sections.
+using detail::LockRank;
+using detail::SpinLock;
+}  // namespace arbrt::embed

@@ -9,8 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "arbrt/embed/spin_lock.h"
 #include "arbrt/parking_lot.h"
-#include "arbrt/spin_lock.h"
 
 namespace arbrt::detail {
 

@@ -1,0 +1,36 @@
+// The embedding interface: what a layer that maps another thread API onto user threads (the
+// preload library's pthreads) needs beyond the public API (arbrt/arbrt.h). Programs written for
+// arbrt use the public API only; the headers under arbrt/embed/ are not installed with it.
+//
+// Why a separate interface: the public API hands out ThreadId handles and hides contexts; an
+// embedding layer must create a thread in two steps (allocate, fill in its own per-thread state
+// and its start record on the new stack, then launch) and map the foreign thread handle — here
+// the TCB address glibc's pthread_t is — back to the user thread.
+#pragma once
+
+#include "arbrt/thread.h"
+
+namespace arbrt::detail {
+// Defined in the runtime (thread.cc); declared here, not in the public header.
+void* tcbOf(ThreadContext* context);
+ThreadId threadFromTcb(const void* tcb);
+}  // namespace arbrt::detail
+
+namespace arbrt::embed {
+
+using detail::ThreadContext;
+
+// Creation in two steps. allocateThread() reserves a context, stack and TCB for `attributes` (null
+// with *err = EAGAIN or EINVAL); reserveClosureSpace() carves the start record out of the top of
+// its stack; launchThread() makes it runnable (with `exclusiveFallback`, reports whether an
+// exclusive thread got no core of its own).
+using detail::allocateThread;
+using detail::launchThread;
+using detail::reserveClosureSpace;
+
+// The TCB (what pthread_self() returns) of a context from allocateThread().
+using detail::tcbOf;
+// The live user thread whose TCB is `tcb`, or a null handle if `tcb` is not a user thread's.
+using detail::threadFromTcb;
+
+}  // namespace arbrt::embed
