@@ -123,6 +123,7 @@ void idle(Carrier* c) {
     Core* core = c->core;
     const uint64_t start = rdtsc();
     const uint64_t budget = core->idleSpin.budget(rt.idleSpinTicks);
+    const uint64_t peekAfter = rt.idleSpinTicks / IdleSpinLearner::kProbeDivisor;
     core->idleSinceTsc.store(start, std::memory_order_relaxed);
     rt.spinningCores.fetch_add(1, std::memory_order_relaxed);
     ThreadContext* stolen = nullptr;
@@ -131,8 +132,10 @@ void idle(Carrier* c) {
         fireAllTimers();
         if ((work = hasWork(core) || pollArbiter(c))) break;
         if ((stolen = steal(core))) break;
-        // Readiness while no carrier waits on the epoll: caught here, not a sleep later.
-        if ((stolen = netpollPeek(core))) break;
+        // Readiness while no carrier waits on the epoll: caught here, not a sleep later. Not during
+        // a short probe: the netpoll wait that follows it returns at once on a pending event, so
+        // a look there would only add a system call to every idle period.
+        if (rdtsc() - start >= peekAfter && (stolen = netpollPeek(core))) break;
         // Between looks at other cores, watch only our own core's words: new work for us is seen
         // within a pause, while other cores' lines (written by their runners on every switch)
         // are read every ~1.6 us instead of every ~100 ns, which slowed those runners (spawn+join

@@ -305,6 +305,10 @@ RuntimeStats stats() {
         rt->releasesPreemptedAfterWaiting.load(std::memory_order_relaxed);
     s.coresReserved = rt->policy.coresReserved();
     s.exclusiveFallbacks = rt->policy.fallbacks();
+    const NetpollCounts netpoll = netpollCounts();
+    s.readyByNetpoller = netpoll.readiedByNetpoller;
+    s.readyByPollingCarrier = netpoll.readiedByPeek;
+    s.readyByMonitor = netpoll.readiedByMonitor;
     return s;
 }
 

@@ -358,6 +358,12 @@ struct RuntimeStats {
     uint64_t exclusiveFallbacks;  // times an exclusive thread had to run as normal: no core could
                                   // be reserved (at creation, after a reclassification, or after
                                   // its core was released)
+    // Readiness waits (io.h) ended by an event, by who saw it: the idle carrier waiting on the
+    // runtime's epoll (the netpoller), a carrier polling before it sleeps, or the monitor while
+    // every carrier was busy (each of those waited up to the monitor's bound).
+    uint64_t readyByNetpoller;
+    uint64_t readyByPollingCarrier;
+    uint64_t readyByMonitor;
 };
 RuntimeStats stats();
 
