@@ -128,6 +128,7 @@ void idle(Carrier* c) {
     rt.spinningCores.fetch_add(1, std::memory_order_relaxed);
     ThreadContext* stolen = nullptr;
     bool work = false;
+    bool readiness = false;  // the work was a readiness event (netpoll)
     do {
         fireAllTimers();
         if ((work = hasWork(core) || pollArbiter(c))) break;
@@ -135,7 +136,10 @@ void idle(Carrier* c) {
         // Readiness while no carrier waits on the epoll: caught here, not a sleep later. Not during
         // a short probe: the netpoll wait that follows it returns at once on a pending event, so
         // a look there would only add a system call to every idle period.
-        if (rdtsc() - start >= peekAfter && (stolen = netpollPeek(core))) break;
+        if (rdtsc() - start >= peekAfter && (stolen = netpollPeek(core))) {
+            readiness = true;
+            break;
+        }
         // Between looks at other cores, watch only our own core's words: new work for us is seen
         // within a pause, while other cores' lines (written by their runners on every switch)
         // are read every ~1.6 us instead of every ~100 ns, which slowed those runners (spawn+join
@@ -145,10 +149,15 @@ void idle(Carrier* c) {
     rt.spinningCores.fetch_sub(1, std::memory_order_relaxed);
     if (!stolen && !work) {
         stolen = sleepUntilWork(core);
+        readiness = stolen != nullptr;
         work = stolen || hasWork(core) || othersHaveRunnable(core);
     }
     const uint64_t gap = rdtsc() - start;
-    core->idleSpin.record(gap, work || stolen, rt.idleSpinTicks);
+    // Readiness does not teach the core to poll: the netpoller takes it with one wake-up, as the
+    // kernel wakes a native thread, so polling for it would only buy better-than-native latency
+    // with CPU (a lightly loaded server's events often come just inside the budget, enough to
+    // keep it polling in stretches). Polling is for hand-offs between threads.
+    core->idleSpin.record(gap, (work || stolen) && !readiness, rt.idleSpinTicks);
     core->idleTicks.store(core->idleTicks.load(std::memory_order_relaxed) + gap,
                           std::memory_order_relaxed);
     core->idleSinceTsc.store(0, std::memory_order_relaxed);
