@@ -39,7 +39,7 @@ while [[ $# -gt 0 ]]; do
     --connections) connections=${2:?--connections needs a count}; shift ;;
     --repeat) repeat=${2:?--repeat needs a count}; shift ;;
     --arbrun-args) arbrun_args=${2?--arbrun-args needs a string}; shift ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
