@@ -6,9 +6,11 @@
 # Modes alternate (native, arbrun, native, ...) so that both see the same machine; medians of
 # REPEAT runs are printed, with the arbrun/native ratios.
 #
-# Usage: bench/idle-cpu/run.sh [--build-dir DIR] [--rate R] [--duration S] [--threads N]
-#            [--connections N] [--repeat N] [--arbrun-args "ARGS"]
+# Usage: bench/idle-cpu/run.sh [--build-dir DIR] [--baseline DIR] [--rate R] [--duration S]
+#            [--threads N] [--connections N] [--repeat N] [--arbrun-args "ARGS"]
 #   --build-dir   CMake build tree with bin/arbrun and bin/arbloadgen (default <repo>/build)
+#   --baseline    another tree with bin/arbrun and lib/libarbrun.so (e.g. main's build): run too,
+#                 as mode "baseline", in the same alternation, so before/after share the machine
 #   --rate        requests per second (default 5000)
 #   --duration    measured seconds per run (default 5)
 #   --threads     memcached worker threads (default 4)
@@ -26,16 +28,18 @@ threads=4
 connections=4
 repeat=3
 arbrun_args=
+baseline=
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build-dir) build=${2:?--build-dir needs a directory}; shift ;;
+    --baseline) baseline=${2:?--baseline needs a directory}; shift ;;
     --rate) rate=${2:?--rate needs a number}; shift ;;
     --duration) duration=${2:?--duration needs seconds}; shift ;;
     --threads) threads=${2:?--threads needs a count}; shift ;;
     --connections) connections=${2:?--connections needs a count}; shift ;;
     --repeat) repeat=${2:?--repeat needs a count}; shift ;;
     --arbrun-args) arbrun_args=${2?--arbrun-args needs a string}; shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -47,6 +51,11 @@ command -v memcached >/dev/null || { echo "run.sh: memcached not installed (apt-
 for b in arbrun arbloadgen; do
   [[ -x $build/bin/$b ]] || { echo "run.sh: $build/bin/$b not found: build first" >&2; exit 2; }
 done
+modes=(native arbrun)
+if [[ -n $baseline ]]; then
+  [[ -x $baseline/bin/arbrun ]] || { echo "run.sh: $baseline/bin/arbrun not found" >&2; exit 2; }
+  modes=(native baseline arbrun)
+fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/arbrun-idlecpu.XXXXXX")
 server=
@@ -66,9 +75,11 @@ run_once() {
   local mode=$1 port started=0
   local -a cmd=(memcached -t "$threads" -l 127.0.0.1 -U 0 -c 1024)
   [[ $(id -u) -eq 0 ]] && cmd+=(-u root)
-  if [[ $mode == arbrun ]]; then
+  if [[ $mode != native ]]; then
+    local tree=$build
+    [[ $mode == baseline ]] && tree=$baseline
     # shellcheck disable=SC2206  # the extra options are meant to split
-    cmd=("$build/bin/arbrun" --standalone $arbrun_args -- "${cmd[@]}")
+    cmd=("$tree/bin/arbrun" --standalone $arbrun_args -- "${cmd[@]}")
   fi
   for _ in 1 2 3 4 5; do  # a random free port; memcached exits at once if it is taken
     port=$((20000 + RANDOM % 20000))
@@ -103,15 +114,15 @@ run_once() {
 
 echo "== idle CPU: memcached -t $threads, $rate req/s open loop, $connections connections," \
      "${duration} s x $repeat per mode; arbrun --standalone $arbrun_args; load $(cut -d' ' -f1-3 /proc/loadavg)"
-: >"$work/native"; : >"$work/arbrun"
+: >"$work/native"; : >"$work/arbrun"; : >"$work/baseline"
 for ((i = 1; i <= repeat; i++)); do
-  for mode in native arbrun; do run_once "$mode" >>"$work/$mode"; done
+  for mode in "${modes[@]}"; do run_once "$mode" >>"$work/$mode"; done
   echo "   run $i/$repeat done" >&2
 done
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 printf '%-8s %12s %10s %10s\n' mode "server CPU s" "p50 (us)" "p99 (us)"
 declare -A med
-for mode in native arbrun; do
+for mode in "${modes[@]}"; do
   for k in 1 2 3; do med[$mode$k]=$(cut -d' ' -f$k "$work/$mode" | median); done
   printf '%-8s %12s %10s %10s\n' "$mode" "${med[${mode}1]}" "${med[${mode}2]}" "${med[${mode}3]}"
 done
@@ -119,3 +130,8 @@ awk -v c="${med[arbrun1]}" -v cn="${med[native1]}" -v p="${med[arbrun2]}" -v pn=
     -v q="${med[arbrun3]}" -v qn="${med[native3]}" 'BEGIN {
   r = c / cn; printf "arbrun/native: CPU %.2fx (goal <= 1.2: %s), p50 %.2fx, p99 %.2fx (goal <= 1: %s)\n",
     r, r <= 1.2 ? "met" : "NOT met", p / pn, q / qn, (p <= pn && q <= qn) ? "met" : "NOT met" }'
+if [[ -n $baseline ]]; then
+  awk -v c="${med[baseline1]}" -v cn="${med[native1]}" -v p="${med[baseline2]}" -v pn="${med[native2]}" \
+      -v q="${med[baseline3]}" -v qn="${med[native3]}" 'BEGIN {
+    printf "baseline/native: CPU %.2fx, p50 %.2fx, p99 %.2fx\n", c / cn, p / pn, q / qn }'
+fi

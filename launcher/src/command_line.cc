@@ -223,9 +223,10 @@ constexpr FlagSpec kRunFlags[] = {
      "Excludes --arbiter"},
     {"--stats", &Config::stats,
      "On exit, print to stderr: threads created, peak live threads,\n"
-     "context switches, blocking calls handed off, cores reserved for\n"
-     "exclusive threads and exclusive threads that got none, cohorts\n"
-     "formed and their mean size (--dispatch cohort)"},
+     "context switches, blocking calls handed off, readiness events by\n"
+     "who saw them, cores reserved for exclusive threads and exclusive\n"
+     "threads that got none, cohorts formed and their mean size\n"
+     "(--dispatch cohort)"},
     {"--verbose", &Config::verbose,
      "Say what arbrun and the runtime do (the environment passed on,\n"
      "cores granted and released, class matches) on stderr"},

@@ -153,13 +153,16 @@ void printStats() {
     std::fprintf(stderr,
                  "arbrun: stats: threads created %llu, peak live threads %llu, context switches "
                  "%llu, steals %llu, blocking calls handed off %llu, preemptions %llu, raw system "
-                 "calls trapped %llu, calls retaken %llu, cores "
+                 "calls trapped %llu, calls retaken %llu, readiness seen by the netpoller %llu, "
+                 "by polling carriers %llu, by the monitor %llu, cores "
                  "reserved %llu, exclusive fallbacks %llu, releases awaiting a park %llu (then "
                  "preempted %llu), cohorts formed %llu (mean size %.2f), cores %d\n",
                  (unsigned long long)s.threadsCreated, (unsigned long long)s.peakLiveThreads,
                  (unsigned long long)s.contextSwitches, (unsigned long long)s.steals,
                  (unsigned long long)s.coresLent, (unsigned long long)s.preemptions,
                  (unsigned long long)s.trappedSyscalls, (unsigned long long)s.retakes,
+                 (unsigned long long)s.readyByNetpoller,
+                 (unsigned long long)s.readyByPollingCarrier, (unsigned long long)s.readyByMonitor,
                  (unsigned long long)s.coresReserved, (unsigned long long)s.exclusiveFallbacks,
                  (unsigned long long)s.releasesAwaitingPark,
                  (unsigned long long)s.releasesPreemptedAfterWaiting,

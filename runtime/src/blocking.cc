@@ -17,6 +17,7 @@
 #include "arbrt/time.h"
 #include "arch.h"
 #include "estimation.h"
+#include "io_poller.h"
 #include "preempt.h"
 #include "retake.h"
 #include "runtime_state.h"
@@ -319,6 +320,8 @@ void* monitorMain(void*) {
         const bool lent = lookAtCores(watches, &next);
         traceUtilisationIfDue();
         next = std::min(next, estimationTick());
+        // Readiness while every carrier is busy (no netpoller): looked for once it is stale.
+        next = std::min(next, netpollFromMonitor());
         // Pooled stacks unused for a trim period go back in chunks, one per millisecond.
         if (trimContextPool(now)) next = std::min<uint64_t>(next, 1'000'000);
         // Go's sysmon: short naps while lending happens, doubling up to 10 ms when nothing needed

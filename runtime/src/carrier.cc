@@ -1,8 +1,10 @@
 // A carrier's dispatcher: run what is runnable on its core, steal when idle, poll briefly and then
-// sleep on a futex, and give the core up when it is released.
+// sleep on a futex or, as the netpoller, in the runtime's epoll (io_poller.cc), and give the core
+// up when it is released.
 #include <ctime>
 
 #include "arch.h"
+#include "io_poller.h"
 #include "runtime_state.h"
 #include "trace.h"
 
@@ -70,15 +72,19 @@ uint64_t sleepBudgetNs(Core* core) {
     return budget;
 }
 
-// Sleeps until woken or until the budget's deadline. The fence pairs with wakeIfSleeping() and
+// Sleeps until woken or until the budget's deadline: in the runtime's epoll if this carrier takes
+// the netpoller role (io_poller.cc), else on its futex. The fence pairs with wakeIfSleeping() and
 // wakeIdleCoreForBalance(): work published on any core before a waker's fence is seen here, or the
-// waker sees this core asleep and wakes it. Work seen on another core means a waker may have
-// skipped us while we were still spinning: go back to stealing instead of sleeping.
-void sleepUntilWork(Core* core) {
+// waker sees this core asleep and wakes it (`sleeping` says how). Work seen on another core means a
+// waker may have skipped us while we were still spinning: go back to stealing instead of sleeping.
+// Returns a thread the netpoll made ready for this core to run now, or null.
+ThreadContext* sleepUntilWork(Core* core) {
     RuntimeState& rt = *gRuntime;
-    core->sleeping.store(1, std::memory_order_relaxed);
+    const bool netpoll = takeNetpollRole(core);
+    core->sleeping.store(netpoll ? kSleepingInEpoll : kSleepingOnFutex, std::memory_order_relaxed);
     rt.sleepingCores.fetch_add(1, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_seq_cst);
+    ThreadContext* ready = nullptr;
     if (!hasWork(core) && !othersHaveRunnable(core)) {
         // "Might sleep forever" first, then the budget: a timer added meanwhile on a busy core is
         // either seen by sleepBudgetNs() or its adder sees this and wakes us (alertKeeper()).
@@ -88,17 +94,23 @@ void sleepUntilWork(Core* core) {
         // The arbiter's release requests arrive through memory, not a wake-up: a sleeping carrier
         // that holds a granted cpu looks at least every millisecond (its forced reclaim is 10 ms).
         if (rt.provider) budget = std::min<uint64_t>(budget, 1'000'000);
-        if (budget > 0) {
-            if (budget != ~uint64_t{0}) {
-                core->sleepUntilTsc.store(rdtsc() + ticksForNs(budget), std::memory_order_relaxed);
-            }
+        if (budget != ~uint64_t{0}) {
+            core->sleepUntilTsc.store(rdtsc() + ticksForNs(budget), std::memory_order_relaxed);
+        }
+        if (netpoll) {
+            ready = netpollWait(core, budget);  // a budget of 0 still looks once
+        } else if (budget > 0) {
             timespec ts{time_t(budget / 1'000'000'000), long(budget % 1'000'000'000)};
-            futexWait(&core->sleeping, 1, budget == ~uint64_t{0} ? nullptr : &ts);
+            futexWait(&core->sleeping, kSleepingOnFutex, budget == ~uint64_t{0} ? nullptr : &ts);
         }
         core->sleepUntilTsc.store(0, std::memory_order_relaxed);
     }
+    // A waker that exchanged the word meanwhile may still write the wake-up eventfd: the next
+    // netpoller then returns once for nothing (io_poller.cc).
     core->sleeping.store(0, std::memory_order_relaxed);
+    if (netpoll) dropNetpollRole(core);
     rt.sleepingCores.fetch_sub(1, std::memory_order_relaxed);
+    return ready;
 }
 
 constexpr int kPausesBetweenSteals = 64;  // ~25 ns each here
@@ -111,14 +123,23 @@ void idle(Carrier* c) {
     Core* core = c->core;
     const uint64_t start = rdtsc();
     const uint64_t budget = core->idleSpin.budget(rt.idleSpinTicks);
+    const uint64_t peekAfter = rt.idleSpinTicks / IdleSpinLearner::kProbeDivisor;
     core->idleSinceTsc.store(start, std::memory_order_relaxed);
     rt.spinningCores.fetch_add(1, std::memory_order_relaxed);
     ThreadContext* stolen = nullptr;
     bool work = false;
+    bool readiness = false;  // the work was a readiness event (netpoll)
     do {
         fireAllTimers();
         if ((work = hasWork(core) || pollArbiter(c))) break;
         if ((stolen = steal(core))) break;
+        // Readiness while no carrier waits on the epoll: caught here, not a sleep later. Not during
+        // a short probe: the netpoll wait that follows it returns at once on a pending event, so
+        // a look there would only add a system call to every idle period.
+        if (rdtsc() - start >= peekAfter && (stolen = netpollPeek(core))) {
+            readiness = true;
+            break;
+        }
         // Between looks at other cores, watch only our own core's words: new work for us is seen
         // within a pause, while other cores' lines (written by their runners on every switch)
         // are read every ~1.6 us instead of every ~100 ns, which slowed those runners (spawn+join
@@ -127,11 +148,16 @@ void idle(Carrier* c) {
     } while (rdtsc() - start < budget);
     rt.spinningCores.fetch_sub(1, std::memory_order_relaxed);
     if (!stolen && !work) {
-        sleepUntilWork(core);
-        work = hasWork(core) || othersHaveRunnable(core);
+        stolen = sleepUntilWork(core);
+        readiness = stolen != nullptr;
+        work = stolen || hasWork(core) || othersHaveRunnable(core);
     }
     const uint64_t gap = rdtsc() - start;
-    core->idleSpin.record(gap, work || stolen, rt.idleSpinTicks);
+    // Readiness does not teach the core to poll: the netpoller takes it with one wake-up, as the
+    // kernel wakes a native thread, so polling for it would only buy better-than-native latency
+    // with CPU (a lightly loaded server's events often come just inside the budget, enough to
+    // keep it polling in stretches). Polling is for hand-offs between threads.
+    core->idleSpin.record(gap, (work || stolen) && !readiness, rt.idleSpinTicks);
     core->idleTicks.store(core->idleTicks.load(std::memory_order_relaxed) + gap,
                           std::memory_order_relaxed);
     core->idleSinceTsc.store(0, std::memory_order_relaxed);

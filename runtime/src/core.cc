@@ -3,6 +3,7 @@
 
 #include "arbrt/embed/invariant.h"
 #include "arch.h"
+#include "io_poller.h"
 #include "runtime_state.h"
 
 namespace arbrt::detail {
@@ -473,16 +474,23 @@ void wakeIdleCoreForBalance(Core* busy) {
         rt.sleepingCores.load(std::memory_order_relaxed) == 0) {
         return;
     }
+    // A core asleep on its futex first: the netpoller (asleep in epoll) keeps watching readiness.
+    Core* netpoller = nullptr;
     for (int i = 0; i < rt.numCores; ++i) {
         Core* c = &rt.cores[i];
         // A reserved core would not steal: waking it would only use up this wake-up.
-        if (c != busy && c->active.load(std::memory_order_relaxed) &&
-            c->sleeping.load(std::memory_order_relaxed) &&
+        const uint32_t sleeping = c->sleeping.load(std::memory_order_relaxed);
+        if (c != busy && sleeping && c->active.load(std::memory_order_relaxed) &&
             !c->reservedFor.load(std::memory_order_relaxed)) {
+            if (sleeping == kSleepingInEpoll) {
+                netpoller = c;
+                continue;
+            }
             wakeIfSleeping(c);
             return;
         }
     }
+    if (netpoller) wakeIfSleeping(netpoller);
 }
 
 // Reads only hints (queued, runNext): a carrier about to sleep uses it to avoid stranding work
@@ -506,12 +514,17 @@ bool othersHaveRunnable(const Core* thief) {
 }
 
 // The seq_cst fence pairs with the one in the idle path
-// (sleeping = 1; fence; re-check queue): either we see it asleep, or it sees our thread.
+// (sleeping = 1 or 2; fence; re-check queue): either we see it asleep, or it sees our thread. The
+// exchange makes one waker the one that wakes it, on its futex or (the netpoller) through the
+// epoll's wake-up eventfd.
 void wakeIfSleeping(Core* core) {
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (core->sleeping.load(std::memory_order_relaxed) &&
-        core->sleeping.exchange(0, std::memory_order_acq_rel)) {
+    if (!core->sleeping.load(std::memory_order_relaxed)) return;
+    const uint32_t was = core->sleeping.exchange(0, std::memory_order_acq_rel);
+    if (was == kSleepingOnFutex) {
         futexWake(&core->sleeping, 1);
+    } else if (was == kSleepingInEpoll) {
+        wakeNetpoller();
     }
 }
 

@@ -34,6 +34,10 @@ struct SwitchRecord {
     AfterSwitch action;
 };
 
+// Core::sleeping values other than 0 (awake).
+constexpr uint32_t kSleepingOnFutex = 1;
+constexpr uint32_t kSleepingInEpoll = 2;
+
 // One scheduling domain. Fields are grouped by writer so that cores do not false-share.
 struct Core {
     int id = 0;
@@ -65,7 +69,11 @@ struct Core {
     std::atomic<uint64_t> nextDeadlineTsc{~uint64_t{0}};
 
     // --- Idle and release signalling (futex words), written by any thread.
-    alignas(64) std::atomic<uint32_t> sleeping{0};  // carrier sleeps on it when idle
+    // `sleeping`: 0 awake, kSleepingOnFutex (the carrier sleeps on this word) or kSleepingInEpoll
+    // (the carrier is the netpoller, blocked in the runtime's epoll: io_poller.cc). Set by the
+    // carrier before it looks for work a last time; a waker exchanges it to 0 and wakes the carrier
+    // the way the old value says (wakeIfSleeping).
+    alignas(64) std::atomic<uint32_t> sleeping{0};
     // While sleeping: the TSC at which the carrier will wake by itself (~0: never; 0: awake).
     // Written by the carrier; read by alertKeeper().
     std::atomic<uint64_t> sleepUntilTsc{0};

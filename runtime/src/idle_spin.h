@@ -7,6 +7,8 @@
 // whatever it actually did this time (a short probe followed by a sleep still measures the gap),
 // and polls the whole budget only while the score says a poll usually pays; otherwise it probes
 // briefly, which still catches immediate hand-offs (a thread woken by the one that just parked).
+// Work that was a readiness event (found by the netpoll, io_poller.cc) is recorded as not caught:
+// the netpolling carrier takes it with one wake-up, as natively, so it never warrants a poll.
 //
 // Pure and owner-only: one instance per core, touched only by the carrier running that core's
 // dispatcher (idle() in carrier.cc), so plain fields suffice.

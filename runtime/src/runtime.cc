@@ -110,8 +110,8 @@ void stopCarriers(RuntimeState& rt, int started) {
     stopRequestSender();
     stopReleaseWatcher();
     stopMonitorAndSpares();
-    stopPoller();
     for (int i = 0; i < started; ++i) gHost.join(rt.carriers[i].thread, nullptr);
+    stopPoller();  // after every carrier that might wait on it or write its wake-up descriptor
     for (int i = 0; i < rt.numCores; ++i) flushCache(&rt.cores[i].cache);
 }
 
@@ -172,7 +172,7 @@ std::optional<Error> startRuntime(const RuntimeOptions& options) {
         std::string why;
         if (!initSyscallDispatch(&why)) rt->syscallDispatchRefusal = why;
     }
-    if (!startMonitor() || !startPoller() || !startReleaseWatcher() || !startRequestSender()) {
+    if (!startPoller() || !startMonitor() || !startReleaseWatcher() || !startRequestSender()) {
         rt->stopping.store(true, std::memory_order_release);
         stopRequestSender();
         stopReleaseWatcher();
@@ -183,7 +183,7 @@ std::optional<Error> startRuntime(const RuntimeOptions& options) {
         gRuntime = nullptr;
         delete rt;
         return Error{Errc::systemError,
-                     "cannot create the runtime's monitor, poller, release-watcher or request "
+                     "cannot create the runtime's epoll, monitor, release-watcher or request "
                      "thread"};
     }
     for (int i = 0; i < rt->numCores; ++i) {
@@ -320,6 +320,10 @@ RuntimeStats stats() {
         rt->releasesPreemptedAfterWaiting.load(std::memory_order_relaxed);
     s.coresReserved = rt->policy.coresReserved();
     s.exclusiveFallbacks = rt->policy.fallbacks();
+    const NetpollCounts netpoll = netpollCounts();
+    s.readyByNetpoller = netpoll.readiedByNetpoller;
+    s.readyByPollingCarrier = netpoll.readiedByPeek;
+    s.readyByMonitor = netpoll.readiedByMonitor;
     return s;
 }
 

@@ -1,13 +1,16 @@
 // Failure paths of the runtime's system calls, injected through sys.h's interceptor against the
 // real scheduler: an interceptor answers chosen calls (ENOMEM from mmap, a spurious EINTR from a
 // futex wait) and lets every other call through.
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
 
+#include "arbrt/io.h"
 #include "sys.h"
 #include "test_util.h"
 
@@ -70,6 +73,19 @@ std::atomic<uint64_t> gFutexWaits{0};
 bool spuriousFutexWakeups(long nr, const long args[6], long* result) {
     if (nr == SYS_futex && (args[1] & 0x7f) == 0 /*FUTEX_WAIT*/ &&
         gFutexWaits.fetch_add(1, std::memory_order_relaxed) % 2 == 0) {
+        *result = -EINTR;
+        return true;
+    }
+    return false;
+}
+
+std::atomic<uint64_t> gEpollWaits{0};
+
+// Every other wait on the runtime's epoll (the netpolling carrier's, the monitor's look) returns
+// EINTR at once: readiness must still reach every waiter.
+bool spuriousEpollWakeups(long nr, const long args[6], long* result) {
+    if ((nr == SYS_epoll_wait || nr == 441 /*epoll_pwait2*/) &&
+        gEpollWaits.fetch_add(1, std::memory_order_relaxed) % 2 == 0) {
         *result = -EINTR;
         return true;
     }
@@ -146,6 +162,43 @@ TEST_F(SysFault, FutexWait_SpuriousEintrLosesNoWakeup) {
     }
     EXPECT_EQ(turn, (kThreads + 1) * kRounds);
     EXPECT_GT(gFutexWaits.load(), 0u) << "no futex wait was intercepted: the test tested nothing";
+}
+
+// Two user threads bounce a byte through two pipes, each waiting for readability through the
+// runtime's epoll, while epoll waits fail spuriously: every byte must arrive.
+TEST_F(SysFault, EpollWait_SpuriousEintrLosesNoReadiness) {
+    gEpollWaits.store(0);
+    int ab[2], ba[2];
+    ASSERT_EQ(pipe(ab), 0);
+    ASSERT_EQ(pipe(ba), 0);
+    constexpr int kRounds = 2000;
+    auto bounce = [](int in, int out, bool first) {
+        char byte = 'x';
+        for (int r = 0; r < kRounds; ++r) {
+            if (!first || r > 0) {
+                arbrt::FdInterest interest{in, EPOLLIN, 0};
+                if (arbrt::waitForFds(&interest, 1, arbrt::kWaitForever, nullptr) != 1)
+                    return false;
+                if (read(in, &byte, 1) != 1) return false;
+            }
+            if (write(out, &byte, 1) != 1) return false;
+        }
+        return true;
+    };
+    std::atomic<bool> okA{false}, okB{false};
+    {
+        ScopedInterceptor spurious(spuriousEpollWakeups);
+        const arbrt::ThreadId a =
+            arbrt::createThread([&] { okA.store(bounce(ba[0], ab[1], true)); });
+        const arbrt::ThreadId b =
+            arbrt::createThread([&] { okB.store(bounce(ab[0], ba[1], false)); });
+        EXPECT_EQ(arbrt::join(a), 0);
+        EXPECT_EQ(arbrt::join(b), 0);
+    }
+    EXPECT_TRUE(okA.load());
+    EXPECT_TRUE(okB.load());
+    EXPECT_GT(gEpollWaits.load(), 0u) << "no epoll wait was intercepted: the test tested nothing";
+    for (int fd : {ab[0], ab[1], ba[0], ba[1]}) close(fd);
 }
 
 }  // namespace

@@ -381,6 +381,12 @@ struct RuntimeStats {
     // them (mean size = cohortThreads / cohortsFormed). 0 under FIFO dispatch.
     uint64_t cohortsFormed;
     uint64_t cohortThreads;
+    // Readiness waits (io.h) ended by an event, by who saw it: the idle carrier waiting on the
+    // runtime's epoll (the netpoller), a carrier polling before it sleeps, or the monitor while
+    // every carrier was busy (each of those waited up to the monitor's bound).
+    uint64_t readyByNetpoller;
+    uint64_t readyByPollingCarrier;
+    uint64_t readyByMonitor;
 };
 RuntimeStats stats();
 
