@@ -1,6 +1,6 @@
 // ClassRuleSet: the split into creation-time and name rules gives exactly matchClass()'s "first
 // match wins" over all facts, at creation (unnamed) and after any rename.
-#include "class_rules.h"
+#include "threads/class_rules.h"
 
 #include <gtest/gtest.h>
 

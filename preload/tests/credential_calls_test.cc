@@ -1,6 +1,6 @@
 // classifyCredentialCall: which calls go to every kernel thread, which to the kernel's seccomp
 // synchronisation, and which (reads, unrelated calls) are made as they are.
-#include "credential_calls.h"
+#include "process/credential_calls.h"
 
 #include <gtest/gtest.h>
 #include <linux/prctl.h>

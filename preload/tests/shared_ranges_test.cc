@@ -1,6 +1,6 @@
 // MapsParser and rangesContain: which addresses /proc/self/maps says are shared, whatever the
 // pieces the text arrives in; lookups at every boundary.
-#include "shared_ranges.h"
+#include "sync/shared_ranges.h"
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>

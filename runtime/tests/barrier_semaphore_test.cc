@@ -2,7 +2,7 @@
 // tryWait, timed waits, post/wait races).
 #include <vector>
 
-#include "wait_queue.h"
+#include "sync/wait_queue.h"
 #include "test_util.h"
 
 namespace {

@@ -6,8 +6,8 @@
 #include <ctime>
 
 #include "arbrt/time.h"
-#include "arch.h"
-#include "runtime_state.h"
+#include "platform/arch.h"
+#include "sched/runtime_state.h"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "cohort.h"
+#include "sched/cohort.h"
 
 namespace arbrt::detail {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "context_pool.h"
+#include "sched/context_pool.h"
 #include "test_util.h"
 
 namespace {

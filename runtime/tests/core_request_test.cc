@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "core_request.h"
+#include "arbiter/core_request.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // IdleSpinLearner: the idle poll budget learnt from idle gaps (idle_spin.h).
-#include "idle_spin.h"
+#include "sched/idle_spin.h"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "libc_text.h"
+#include "tls/libc_text.h"
 
 namespace {
 

@@ -16,7 +16,7 @@
 #include <atomic>
 #include <cerrno>
 
-#include "io_poller.h"
+#include "monitor/io_poller.h"
 #include "test_util.h"
 
 namespace {

@@ -2,7 +2,7 @@
 // when the release watcher waits for the runner's park instead of preempting it.
 #include <gtest/gtest.h>
 
-#include "park_history.h"
+#include "sched/park_history.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "wait_queue.h"
+#include "sync/wait_queue.h"
 #include "test_util.h"
 
 namespace {

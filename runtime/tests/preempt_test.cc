@@ -10,7 +10,7 @@
 #include <array>
 #include <cstring>
 
-#include "preempt.h"
+#include "sched/preempt.h"
 #include "preempt/workload.h"
 #include "test_util.h"
 

@@ -4,7 +4,7 @@
 #include <sys/syscall.h>
 
 #include "gtest/gtest.h"
-#include "retake.h"
+#include "monitor/retake.h"
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include <cstdint>
 
 #include "arbrt/io.h"
-#include "sys.h"
+#include "platform/sys.h"
 #include "test_util.h"
 
 namespace {

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "wait_queue.h"
+#include "sync/wait_queue.h"
 
 namespace {
 

@@ -8,7 +8,7 @@
 // Where the two layers differ, the caller says how:
 // - interruptions: a WaitHooks (null: the wait cannot be interrupted, as for the runtime's own
 //   classes). The preload's waits are interruptible by signals and, at cancellation points, by
-//   cancellation (preload/src/wait_hooks.h);
+//   cancellation (preload/src/sync/wait_hooks.h);
 // - deadlines: absolute, on the runtime's timeline (nowNs()), kNoDeadline for none;
 // - error codes: the algorithms return a WaitStatus; the preload maps it onto errno values, the
 //   C++ classes onto bool.

@@ -87,7 +87,7 @@ struct RuntimeOptions {
     bool installPreemptHandler = false;
     uint64_t timeSliceNs = 1'000'000;
     // With preemption on: the safety net for a blocking system call nobody caught (one libc makes
-    // internally, or any raw call where syscall user dispatch is missing; runtime/src/retake.h).
+    // internally, or any raw call where syscall user dispatch is missing; runtime/src/monitor/retake.h).
     // When a core's runner has slept in the kernel this long while threads wait there, and the
     // call may be re-issued (a futex wait without a timeout, a read or write, accept, wait4, ...),
     // the call is interrupted and re-issued as a blocking call, and its core lent to a spare
@@ -107,18 +107,18 @@ struct RuntimeOptions {
     // numCores. Shared: the runtime keeps a reference while it runs.
     std::shared_ptr<policy::CoreEstimator> estimator;
     // A CSV timeline of the cores (grants, releases, requests, per-core utilisation every 10 ms;
-    // format in runtime/src/trace.h), written while the runtime runs. Empty: none. A fork child
+    // format in runtime/src/diag/trace.h), written while the runtime runs. Empty: none. A fork child
     // does not inherit it.
     std::string tracePath;
     // System calls issued by the `syscall` instruction outside libc (syscall user dispatch, Linux
-    // 5.11+; rules in runtime/src/syscall_dispatch.h): non-null turns dispatch on for every
+    // 5.11+; rules in runtime/src/monitor/syscall_dispatch.h): non-null turns dispatch on for every
     // carrier, and a user thread that issues such a call runs this handler instead, in normal
     // context, with the call's number and arguments; it returns the call's raw result (-errno on
     // failure) and may block like any interposed call. The embedder's SIGSYS handler must pass
     // the signal to onSyscallDispatchSignal, and no carrier may block SIGSYS. Where the kernel
     // lacks the feature the runtime starts without it (syscallDispatchActive() says so).
     long (*rawSyscallHandler)(long number, const long args[6]) = nullptr;
-    // Cohort dispatch (Larus & Parkes, USENIX ATC 2002; runtime/src/cohort.h): when a core picks
+    // Cohort dispatch (Larus & Parkes, USENIX ATC 2002; runtime/src/sched/cohort.h): when a core picks
     // its next thread, it prefers one parked at the same resume point as the thread it ran last
     // (the same stage of another request), among the next few it would take, for at most
     // cohortMaxThreads threads (1 to kMaxCohortThreads) and cohortMaxNs (kMinCohortNs to

@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "../preempt/workload.h"
-#include "arch.h"
-#include "context.h"
-#include "runtime_state.h"
+#include "platform/arch.h"
+#include "sched/context.h"
+#include "sched/runtime_state.h"
 
 namespace {
 

@@ -10,7 +10,7 @@
 
 namespace arbrt {
 
-// Offsets the inline code below relies on; runtime/src/context.h and arch.h check them.
+// Offsets the inline code below relies on; runtime/src/sched/context.h and arch.h check them.
 inline constexpr long kResumeSlotOffset = 128;  // the TCB word naming the user thread's context
 inline constexpr long kResumePointOffset = 96;  // ThreadContext::resumePoint
 

@@ -1,0 +1,199 @@
+// read/write/recv/send/accept on user threads: when the call would block, the thread waits on the
+// runtime's epoll (layer B) instead of blocking its carrier; descriptors epoll cannot watch, and
+// calls that can still block after readiness (another reader won the race, a large pipe write),
+// run bracketed as blocking calls (layer A). Descriptors are never made non-blocking: the flag is
+// shared with dup'ed descriptors and child processes. A descriptor the program made non-blocking
+// gets EAGAIN exactly as natively.
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "arbrt/embed/resume_point.h"
+#include "signals/interrupt.h"
+#include "io/io_wait.h"
+#include "libc/real_libc.h"
+#include "libc/shim.h"
+
+namespace arbrun {
+namespace {
+
+// One non-blocking look at the descriptor: true when it is ready for `events` (or in error, or
+// invalid: then the real call reports that).
+bool readyNow(int fd, short events) {
+    pollfd p{fd, events, 0};
+    return ARBRUN_REAL(poll)(&p, 1, 0) != 0;
+}
+
+// What a call that would block does after waiting for its descriptor.
+enum class AfterWait { retry, fail, block };
+
+// Maps a wait's outcome to the next step; on `fail` errno is set as natively: EAGAIN for an expired
+// SO_RCVTIMEO/SO_SNDTIMEO, EINTR when a handler without SA_RESTART ran (or cancellation acted).
+AfterWait afterWait(WaitOutcome outcome) {
+    switch (outcome) {
+        case WaitOutcome::ready:
+            return AfterWait::retry;
+        case WaitOutcome::timedOut:
+            errno = EAGAIN;
+            return AfterWait::fail;
+        case WaitOutcome::interrupted:
+            if (!deliverInterrupts()) return AfterWait::retry;
+            errno = EINTR;
+            return AfterWait::fail;
+        case WaitOutcome::unsupported:
+            break;
+    }
+    return AfterWait::block;
+}
+
+// The common shape of read-like and write-like calls on descriptors of unknown kind: look, wait
+// for readiness if the call would block, then make the call (bracketed: it may still block).
+template <typename Call>
+ssize_t whenReady(int fd, bool writing, Call&& call) {
+    const short pollEvents = writing ? POLLOUT : POLLIN;
+    const uint32_t epollEvents = writing ? EPOLLOUT : EPOLLIN;
+    uint64_t deadline = 0;  // computed on the first wait only
+    for (;;) {
+        if (readyNow(fd, pollEvents) || isNonBlocking(fd)) return blockingCall(call);
+        if (deadline == 0) deadline = socketDeadline(fd, writing);
+        switch (afterWait(waitForFd(fd, epollEvents, deadline))) {
+            case AfterWait::retry:
+                continue;
+            case AfterWait::fail:
+                return -1;
+            case AfterWait::block:
+                return blockingCall(call);
+        }
+    }
+}
+
+bool wouldBlock(ssize_t r) {
+    return r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+// Socket calls that take flags: try with MSG_DONTWAIT first (no extra system call when data or
+// buffer space is there), wait for readiness only if that would block and the caller wanted to
+// block.
+template <typename Call>
+ssize_t socketCall(int fd, int flags, bool sending, Call&& call) {
+    uint64_t deadline = 0;
+    for (;;) {
+        const ssize_t r = call(flags | MSG_DONTWAIT);
+        if (!wouldBlock(r) || (flags & MSG_DONTWAIT) || isNonBlocking(fd)) return r;
+        if (deadline == 0) deadline = socketDeadline(fd, sending);
+        switch (afterWait(waitForFd(fd, sending ? EPOLLOUT : EPOLLIN, deadline))) {
+            case AfterWait::retry:
+                continue;
+            case AfterWait::fail:
+                return -1;
+            case AfterWait::block:
+                return blockingCall([&] { return call(flags); });
+        }
+    }
+}
+
+// A blocking send on a stream socket returns only once everything is queued; with MSG_DONTWAIT
+// the kernel may take part of it, so continue with the rest.
+template <typename Send>
+ssize_t sendAll(int fd, const void* buf, size_t len, int flags, Send&& send) {
+    const char* p = static_cast<const char*>(buf);
+    size_t done = 0;
+    for (;;) {
+        const ssize_t r =
+            socketCall(fd, flags, true, [&](int f) { return send(p + done, len - done, f); });
+        if (r < 0) return done > 0 ? ssize_t(done) : r;
+        done += size_t(r);
+        if (done >= len || r == 0 || (flags & MSG_DONTWAIT) || isNonBlocking(fd)) {
+            return ssize_t(done);
+        }
+    }
+}
+
+}  // namespace
+}  // namespace arbrun
+
+using namespace arbrun;
+
+ARBRUN_EXPORT ssize_t read(int fd, void* buf, size_t count) {
+    ARBRT_RESUME_POINT();
+    if (!onUserThread()) return ARBRUN_REAL(read)(fd, buf, count);
+    return whenReady(fd, false, [&] { return ARBRUN_REAL(read)(fd, buf, count); });
+}
+
+ARBRUN_EXPORT ssize_t readv(int fd, const iovec* iov, int iovcnt) {
+    ARBRT_RESUME_POINT();
+    if (!onUserThread()) return ARBRUN_REAL(readv)(fd, iov, iovcnt);
+    return whenReady(fd, false, [&] { return ARBRUN_REAL(readv)(fd, iov, iovcnt); });
+}
+
+ARBRUN_EXPORT ssize_t write(int fd, const void* buf, size_t count) {
+    ARBRT_RESUME_POINT();
+    if (!onUserThread()) return ARBRUN_REAL(write)(fd, buf, count);
+    return whenReady(fd, true, [&] { return ARBRUN_REAL(write)(fd, buf, count); });
+}
+
+ARBRUN_EXPORT ssize_t writev(int fd, const iovec* iov, int iovcnt) {
+    ARBRT_RESUME_POINT();
+    if (!onUserThread()) return ARBRUN_REAL(writev)(fd, iov, iovcnt);
+    return whenReady(fd, true, [&] { return ARBRUN_REAL(writev)(fd, iov, iovcnt); });
+}
+
+ARBRUN_EXPORT ssize_t recv(int fd, void* buf, size_t len, int flags) {
+    ARBRT_RESUME_POINT();
+    if (!onUserThread()) return ARBRUN_REAL(recv)(fd, buf, len, flags);
+    return socketCall(fd, flags, false, [&](int f) { return ARBRUN_REAL(recv)(fd, buf, len, f); });
+}
+
+ARBRUN_EXPORT ssize_t recvfrom(int fd, void* buf, size_t len, int flags, sockaddr* from,
+                               socklen_t* fromLen) {
+    ARBRT_RESUME_POINT();
+    if (!onUserThread()) return ARBRUN_REAL(recvfrom)(fd, buf, len, flags, from, fromLen);
+    return socketCall(fd, flags, false,
+                      [&](int f) { return ARBRUN_REAL(recvfrom)(fd, buf, len, f, from, fromLen); });
+}
+
+ARBRUN_EXPORT ssize_t recvmsg(int fd, msghdr* msg, int flags) {
+    ARBRT_RESUME_POINT();
+    if (!onUserThread()) return ARBRUN_REAL(recvmsg)(fd, msg, flags);
+    return socketCall(fd, flags, false, [&](int f) { return ARBRUN_REAL(recvmsg)(fd, msg, f); });
+}
+
+ARBRUN_EXPORT ssize_t send(int fd, const void* buf, size_t len, int flags) {
+    ARBRT_RESUME_POINT();
+    if (!onUserThread()) return ARBRUN_REAL(send)(fd, buf, len, flags);
+    return sendAll(fd, buf, len, flags,
+                   [&](const void* p, size_t n, int f) { return ARBRUN_REAL(send)(fd, p, n, f); });
+}
+
+ARBRUN_EXPORT ssize_t sendto(int fd, const void* buf, size_t len, int flags, const sockaddr* to,
+                             socklen_t toLen) {
+    ARBRT_RESUME_POINT();
+    if (!onUserThread()) return ARBRUN_REAL(sendto)(fd, buf, len, flags, to, toLen);
+    return sendAll(fd, buf, len, flags, [&](const void* p, size_t n, int f) {
+        return ARBRUN_REAL(sendto)(fd, p, n, f, to, toLen);
+    });
+}
+
+// A partial sendmsg is returned as is (rebuilding the caller's iovec array is not worth it: callers
+// of sendmsg on stream sockets handle short writes).
+ARBRUN_EXPORT ssize_t sendmsg(int fd, const msghdr* msg, int flags) {
+    ARBRT_RESUME_POINT();
+    if (!onUserThread()) return ARBRUN_REAL(sendmsg)(fd, msg, flags);
+    return socketCall(fd, flags, true, [&](int f) { return ARBRUN_REAL(sendmsg)(fd, msg, f); });
+}
+
+ARBRUN_EXPORT int accept(int fd, sockaddr* addr, socklen_t* len) {
+    ARBRT_RESUME_POINT();
+    if (!onUserThread()) return ARBRUN_REAL(accept)(fd, addr, len);
+    return int(whenReady(fd, false, [&] { return ssize_t(ARBRUN_REAL(accept)(fd, addr, len)); }));
+}
+
+ARBRUN_EXPORT int accept4(int fd, sockaddr* addr, socklen_t* len, int flags) {
+    ARBRT_RESUME_POINT();
+    if (!onUserThread()) return ARBRUN_REAL(accept4)(fd, addr, len, flags);
+    return int(
+        whenReady(fd, false, [&] { return ssize_t(ARBRUN_REAL(accept4)(fd, addr, len, flags)); }));
+}

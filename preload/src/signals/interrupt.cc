@@ -1,0 +1,54 @@
+// The interrupt contract (interrupt.h) on top of virtual signals (signals.h) and cancellation
+// (cancel.h).
+#include "signals/interrupt.h"
+
+#include <errno.h>
+
+#include "threads/cancel.h"
+#include "libc/shim.h"
+#include "signals/signals.h"
+
+namespace arbrun {
+
+bool interruptPending() {
+    return onUserThread() && (cancelActionable() || signalDeliverable());
+}
+
+bool deliverInterrupts(bool honourRestart) {
+    if (!onUserThread()) return false;
+    if (cancelActionable()) actOnCancel();
+    bool restartable = true;
+    return deliverPendingSignals(&restartable) > 0 && (!restartable || !honourRestart);
+}
+
+bool signalInterruptPending() {
+    return signalDeliverable();  // false without a user thread's signal state
+}
+
+void runSignalHandlers() {
+    bool restartable = true;
+    deliverPendingSignals(&restartable);
+}
+
+void takeSignalsAfterCall() {
+    if (!signalDeliverable()) return;
+    const int savedErrno = errno;
+    runSignalHandlers();
+    errno = savedErrno;
+}
+
+InterruptibleBlockingCall::InterruptibleBlockingCall() {
+    markBlockingCall(+1);
+}
+
+InterruptibleBlockingCall::~InterruptibleBlockingCall() {
+    markBlockingCall(-1);
+}
+
+void actOnAsynchronousEvents() {
+    if (!onUserThread()) return;
+    if (asyncCancelActionable()) actOnCancel();
+    if (signalDeliverable()) runSignalHandlers();
+}
+
+}  // namespace arbrun

@@ -1,0 +1,153 @@
+// pthread_cancel and pthread_testcancel for user threads (see cancel.h for the design).
+#include "threads/cancel.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+
+#include "arbrt/arbrt.h"
+#include "arbrt/embed/threads.h"
+#include "signals/interrupt.h"
+#include "signals/kernel_sigaction.h"
+#include "io/raw_syscall.h"
+#include "libc/real_libc.h"
+#include "libc/shim.h"
+#include "signals/signals.h"
+
+namespace arbrun {
+namespace {
+
+// struct pthread's cancelhandling (glibc 2.36 x86-64; pthread_testcancel reads it at 0x308) and
+// its bits: state disabled, type asynchronous, canceling, canceled, exiting, terminated.
+constexpr size_t kCancelHandling = 776;
+constexpr int kDisabled = 1, kAsync = 2, kCanceling = 4, kCanceled = 8, kExiting = 0x10,
+              kTerminated = 0x20;
+
+std::atomic<int>& cancelWord(void* tcb) {
+    return *reinterpret_cast<std::atomic<int>*>(static_cast<char*>(tcb) + kCancelHandling);
+}
+
+void* selfTcb() {
+    return reinterpret_cast<void*>(pthread_self());  // glibc's: %fs:0x10, the user thread's TCB
+}
+
+// What glibc's pthread_testcancel compares: requested, enabled, not exiting or terminated.
+bool actionable(int word) {
+    return (word & (kDisabled | kCanceled | kExiting | kTerminated)) == kCanceled;
+}
+
+// SIGCANCEL on a carrier: the runtime's preemption requests, and interruptions of the user thread
+// running there (interruptUserThread). It unwinds that thread if (and only if) it is cancelled
+// with asynchronous cancellation enabled, as glibc's sigcancel_handler does for native threads,
+// and sends it through the runtime's resume hook when it has signals to take; never when
+// interrupted inside this library (its locks may be held): the thread acts at its next
+// cancellation point or interruptible wait instead.
+void onCancelSignal(int, siginfo_t* info, void* context) {
+    if (info->si_code != SI_TKILL || info->si_pid != getpid()) return;
+    const bool preemption = arbrt::onPreemptSignal(context);  // the runtime's monitor sent it
+    if (!onUserThread()) return;
+    const auto* uc = static_cast<const ucontext_t*>(context);
+    if (pcInLibrary(uintptr_t(uc->uc_mcontext.gregs[REG_RIP]))) return;
+    if (!preemption && asyncCancelActionable()) actOnCancel();
+    // Signals run in normal context: at a safe point (outside libc and the runtime), where a
+    // thread preempted just now runs the hook anyway when it resumes; or after a blocking system
+    // call that they cut short.
+    if (signalDeliverable() && !arbrt::interruptAtSafePoint(context)) {
+        cutBlockingCallShort(context);
+    }
+}
+
+// Installed at start-up (the runtime's preemption requests arrive on SIGCANCEL too: a signal the
+// program can never use) and again, harmlessly, at the first asynchronous cancellation. SA_NODEFER
+// with an empty mask: the handler may unwind instead of returning, and must leave the carrier's
+// mask as it was.
+void installCancelHandler() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        KernelSigaction sa{onCancelSignal, SA_SIGINFO | SA_RESTART | SA_NODEFER | kSaRestorer,
+                           libcSignalRestorer(), 0};
+        kernelSigaction(kSigCancel, &sa, nullptr);
+    });
+}
+
+}  // namespace
+
+bool interruptUserThread(arbrt::ThreadId target) {
+    installCancelHandler();
+    const int tid = arbrt::kernelTidOf(target);
+    if (tid) rawSyscall(SYS_tgkill, getpid(), tid, kSigCancel);
+    return tid != 0;
+}
+
+// A preempted thread resumes here (runtime's resume hook) before its interrupted instruction: what
+// a native thread would have had interrupt it there happens now. An asynchronous cancellation whose
+// SIGCANCEL found it off its carrier unwinds it (through the runtime's trampoline, which has
+// unwind information); pending signals it does not block run their handlers.
+static void onPreemptedThreadResumes() {
+    actOnAsynchronousEvents();
+}
+
+int installCarrierSignalHandler() {
+    initCodeRanges();  // read by the handler
+    installCancelHandler();
+    arbrt::setPreemptResumeHook(onPreemptedThreadResumes);
+    return kSigCancel;
+}
+
+bool cancelActionable() {
+    return actionable(cancelWord(selfTcb()).load(std::memory_order_acquire));
+}
+
+bool asyncCancelActionable() {
+    const int word = cancelWord(selfTcb()).load(std::memory_order_acquire);
+    return actionable(word) && (word & kAsync);
+}
+
+void actOnCancel() {
+    pthread_exit(PTHREAD_CANCELED);  // glibc's: stores the result and unwinds
+}
+
+}  // namespace arbrun
+
+using namespace arbrun;
+
+ARBRUN_EXPORT int pthread_cancel(pthread_t thread) {
+    const arbrt::ThreadId id = arbrt::embed::threadFromTcb(reinterpret_cast<const void*>(thread));
+    if (!id) return ARBRUN_REAL(pthread_cancel)(thread);
+    std::atomic<int>& word = cancelWord(reinterpret_cast<void*>(thread));
+    int old = word.load(std::memory_order_relaxed);
+    int now;
+    do {
+        now = old | kCanceling | kCanceled;
+        if (now == old) return 0;  // already cancelled
+    } while (!word.compare_exchange_weak(old, now, std::memory_order_acq_rel));
+    if (now & kDisabled) return 0;  // acted on when re-enabled
+    if (id == arbrt::self()) {
+        if (now & kAsync) actOnCancel();
+        return 0;
+    }
+    // Asynchronous mode (also set by glibc around the system call of its own cancellation
+    // points): interrupt it where it runs. Either way wake it if it waits in one of ours.
+    if (now & kAsync) interruptUserThread(id);
+    arbrt::signal(id);
+    return 0;
+}
+
+// Also a scheduling point: programs spin on it (`for (;;) pthread_testcancel();`) waiting to be
+// cancelled, so it lets this core's other runnable threads and due timers run (the canceller may
+// be one of them); arbrt::yield() returns at once when there are none.
+ARBRUN_EXPORT void pthread_testcancel() {
+    if (!onUserThread()) return ARBRUN_REAL(pthread_testcancel)();
+    if (cancelActionable()) actOnCancel();
+    if (signalDeliverable()) {
+        bool restartable = true;
+        deliverPendingSignals(&restartable);
+    }
+    arbrt::yield();
+}

@@ -1,0 +1,255 @@
+// Scheduling policies and priorities per user thread (schedule.h).
+#include "threads/schedule.h"
+
+#include <errno.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+
+#include <cstdint>
+
+#include "arbrt/arbrt.h"
+#include "arbrt/embed/threads.h"
+#include "threads/attr.h"
+#include "io/raw_syscall.h"
+#include "libc/real_libc.h"
+#include "libc/shim.h"
+#include "threads/thread_state.h"
+
+namespace arbrun {
+namespace {
+
+constexpr uint64_t kExplicitBit = uint64_t{1} << 40;
+// The policy argument of sched_setparam and pthread_setschedprio, which keep the policy (the
+// kernel's SETPARAM_POLICY; a policy a program passes is an int, so this is out of its range).
+constexpr long kKeepPolicy = -1L << 40;
+constexpr int kMaxRtPriority = 99;
+
+uint64_t pack(const ScheduleSettings& s) {
+    return uint64_t(uint32_t(s.policy)) | (uint64_t(uint8_t(s.priority)) << 32) |
+           (s.explicitSched ? kExplicitBit : 0);
+}
+
+ScheduleSettings unpack(uint64_t word) {
+    ScheduleSettings s;
+    s.policy = int(uint32_t(word));
+    s.priority = int(uint8_t(word >> 32));
+    s.explicitSched = word & kExplicitBit;
+    return s;
+}
+
+ScheduleState* stateOf(arbrt::ThreadId thread) {
+    ShimThreadState* s = shimStateOf(thread);
+    return s ? &s->schedule : nullptr;
+}
+
+int basePolicy(int policy) {
+    return policy & ~SCHED_RESET_ON_FORK;
+}
+
+bool realtime(int policy) {
+    return basePolicy(policy) == SCHED_FIFO || basePolicy(policy) == SCHED_RR;
+}
+
+// What the runtime orders run queues by: the priority of a SCHED_FIFO/RR thread, else none.
+int runtimePriorityOf(const ScheduleSettings& s) {
+    return realtime(s.policy) ? s.priority : 0;
+}
+
+// CAP_SYS_NICE in the caller's effective set (capget: credentials may change at any time, and
+// this is never on a hot path).
+bool hasCapSysNice() {
+    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct data[2] = {};
+    if (rawSyscall(SYS_capget, reinterpret_cast<long>(&header), reinterpret_cast<long>(data)) != 0)
+        return false;
+    return data[CAP_SYS_NICE / 32].effective & (1u << (CAP_SYS_NICE % 32));
+}
+
+// The soft limit of `resource` (0 when it cannot be read).
+uint64_t softLimit(int resource) {
+    rlimit limit;
+    if (rawSyscall(SYS_getrlimit, resource, reinterpret_cast<long>(&limit)) != 0) return 0;
+    return limit.rlim_cur;
+}
+
+// Whether RLIMIT_NICE lets the caller have its present nice value (what the kernel asks before a
+// thread leaves SCHED_IDLE, which counts as nice 20). The nice value is the carrier's: user threads
+// have none of their own.
+bool niceAllowed() {
+    const long raw = rawSyscall(SYS_getpriority, PRIO_PROCESS, 0);  // 20 - nice, or -errno
+    if (raw < 0) return false;
+    return uint64_t(raw) <= softLimit(RLIMIT_NICE);
+}
+
+// The checks of the kernel's sched_setscheduler/sched_setparam (kernel/sched/core.c), in its
+// order, for a thread whose settings are `current`; `policy` is kKeepPolicy for sched_setparam.
+// On success `next` holds what glibc then records.
+int checkChange(const ScheduleSettings& current, long policy, int priority,
+                ScheduleSettings* next) {
+    const int currentBase = basePolicy(current.policy);
+    const bool currentReset = current.policy & SCHED_RESET_ON_FORK;
+    *next = current;
+    int base = currentBase;
+    bool reset = currentReset;
+    if (policy != kKeepPolicy) {
+        if (policy < 0) return EINVAL;
+        base = basePolicy(int(policy));
+        reset = policy & SCHED_RESET_ON_FORK;
+        if (base != SCHED_OTHER && base != SCHED_FIFO && base != SCHED_RR && base != SCHED_BATCH &&
+            base != SCHED_IDLE && base != SCHED_DEADLINE) {
+            return EINVAL;
+        }
+        next->policy = int(policy);
+    }
+    if (unsigned(priority) > unsigned(kMaxRtPriority)) return EINVAL;
+    if (base == SCHED_DEADLINE) return EINVAL;  // needs sched_setattr's runtime and deadline
+    if (realtime(base) != (priority != 0)) return EINVAL;
+    if (!hasCapSysNice()) {
+        if (realtime(base)) {
+            const uint64_t limit = softLimit(RLIMIT_RTPRIO);
+            if (base != currentBase && limit == 0) return EPERM;
+            if (priority > current.priority && uint64_t(priority) > limit) return EPERM;
+        }
+        if (currentBase == SCHED_IDLE && base != SCHED_IDLE && !niceAllowed()) return EPERM;
+        if (currentReset && !reset) return EPERM;
+    }
+    next->priority = priority;
+    return 0;
+}
+
+// Applies a validated change to a live thread's record (CAS: racing setters each validate against
+// what they replace), then its runtime priority. Returns 0, EINVAL, EPERM or ESRCH.
+int change(arbrt::ThreadId thread, long policy, int priority) {
+    ScheduleState* state = stateOf(thread);
+    if (!state || arbrt::threadPriority(thread) < 0) return ESRCH;  // glibc: its tid is gone
+    uint64_t word = state->word.load(std::memory_order_acquire);
+    ScheduleSettings next;
+    do {
+        if (int err = checkChange(unpack(word), policy, priority, &next)) return err;
+    } while (!state->word.compare_exchange_weak(word, pack(next), std::memory_order_acq_rel));
+    return arbrt::setThreadPriority(thread, runtimePriorityOf(next));
+}
+
+// The calling thread's settings: a user thread's record, or what the kernel says of a kernel
+// thread (the starting thread creating main(): the process's own, e.g. under chrt).
+ScheduleSettings callerSettings() {
+    if (ScheduleState* self = stateOf(arbrt::self())) {
+        return unpack(self->word.load(std::memory_order_acquire));
+    }
+    ScheduleSettings s;
+    const long policy = rawSyscall(SYS_sched_getscheduler, 0);
+    sched_param param{};
+    if (policy >= 0 && rawSyscall(SYS_sched_getparam, 0, reinterpret_cast<long>(&param)) == 0) {
+        s.policy = int(policy);
+        s.priority = param.sched_priority;
+    }
+    return s;
+}
+
+// pid names the calling user thread: 0, or its own glibc thread id.
+bool isSelf(pid_t pid) {
+    return onUserThread() && (pid == 0 || pid == selfId());
+}
+
+arbrt::ThreadId userThread(pthread_t thread) {
+    return arbrt::embed::threadFromTcb(reinterpret_cast<const void*>(thread));
+}
+
+// errno convention of the sched_* wrappers.
+int failWith(int err) {
+    if (err == 0) return 0;
+    errno = err;
+    return -1;
+}
+
+}  // namespace
+
+int newThreadSchedule(const pthread_attr_t* attr, ScheduleSettings* out, int* runtimePriority) {
+    const ScheduleSettings creator = callerSettings();
+    ScheduleRequest request;
+    readScheduleRequest(attr, &request);
+    *out = creator;
+    out->explicitSched = request.explicitSched;
+    if (request.explicitSched && (request.policySet || request.paramSet)) {
+        // glibc sets the new kernel thread's policy and priority after clone, which gave it its
+        // creator's (reset to SCHED_OTHER by SCHED_RESET_ON_FORK); pthread_create returns what
+        // the kernel refused.
+        ScheduleSettings cloned = creator;
+        if (creator.policy & SCHED_RESET_ON_FORK) cloned = ScheduleSettings{};
+        const int policy = request.policySet ? request.policy : creator.policy;
+        const int priority = request.paramSet ? request.priority : creator.priority;
+        ScheduleSettings next;
+        if (int err = checkChange(cloned, policy, priority, &next)) return err;
+        out->policy = next.policy;
+        out->priority = next.priority;
+    }
+    *runtimePriority = runtimePriorityOf(*out);
+    return 0;
+}
+
+void initSchedule(arbrt::ThreadId created, const ScheduleSettings& settings) {
+    stateOf(created)->word.store(pack(settings), std::memory_order_relaxed);  // launch publishes
+}
+
+bool scheduleOf(arbrt::ThreadId thread, ScheduleSettings* out) {
+    ScheduleState* state = stateOf(thread);
+    if (!state) return false;
+    *out = unpack(state->word.load(std::memory_order_acquire));
+    return true;
+}
+
+}  // namespace arbrun
+
+using namespace arbrun;
+
+ARBRUN_EXPORT int pthread_getschedparam(pthread_t thread, int* policy, sched_param* param) {
+    const arbrt::ThreadId id = userThread(thread);
+    if (!id) return ARBRUN_REAL(pthread_getschedparam)(thread, policy, param);
+    ScheduleSettings s;
+    if (arbrt::threadPriority(id) < 0 || !scheduleOf(id, &s)) return ESRCH;
+    *policy = s.policy;
+    param->sched_priority = s.priority;
+    return 0;
+}
+
+ARBRUN_EXPORT int pthread_setschedparam(pthread_t thread, int policy, const sched_param* param) {
+    const arbrt::ThreadId id = userThread(thread);
+    if (!id) return ARBRUN_REAL(pthread_setschedparam)(thread, policy, param);
+    return change(id, policy, param->sched_priority);
+}
+
+ARBRUN_EXPORT int pthread_setschedprio(pthread_t thread, int priority) {
+    const arbrt::ThreadId id = userThread(thread);
+    if (!id) return ARBRUN_REAL(pthread_setschedprio)(thread, priority);
+    return change(id, kKeepPolicy, priority);
+}
+
+ARBRUN_EXPORT int sched_setscheduler(pid_t pid, int policy, const sched_param* param) {
+    if (!isSelf(pid)) return ARBRUN_REAL(sched_setscheduler)(pid, policy, param);
+    if (!param || policy < 0) return failWith(EINVAL);
+    return failWith(change(arbrt::self(), policy, param->sched_priority));
+}
+
+ARBRUN_EXPORT int sched_setparam(pid_t pid, const sched_param* param) {
+    if (!isSelf(pid)) return ARBRUN_REAL(sched_setparam)(pid, param);
+    if (!param) return failWith(EINVAL);
+    return failWith(change(arbrt::self(), kKeepPolicy, param->sched_priority));
+}
+
+ARBRUN_EXPORT int sched_getscheduler(pid_t pid) {
+    if (!isSelf(pid)) return ARBRUN_REAL(sched_getscheduler)(pid);
+    ScheduleSettings s;
+    scheduleOf(arbrt::self(), &s);
+    return s.policy;  // the kernel's answer includes SCHED_RESET_ON_FORK too
+}
+
+ARBRUN_EXPORT int sched_getparam(pid_t pid, sched_param* param) {
+    if (!isSelf(pid)) return ARBRUN_REAL(sched_getparam)(pid, param);
+    if (!param) return failWith(EINVAL);
+    ScheduleSettings s;
+    scheduleOf(arbrt::self(), &s);
+    param->sched_priority = runtimePriorityOf(s);  // the kernel reports 0 for the other policies
+    return 0;
+}

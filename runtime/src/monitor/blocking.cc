@@ -1,0 +1,392 @@
+// Layer A of "nothing may block a carrier" (Go's syscall hand-off). A user thread about to enter a
+// system call that may block stamps its core's `blockingSince`. The monitor thread looks at the
+// stamps; when a runner has been in the kernel for lendAfterNs while other threads wait to run on
+// its core, it lends the core to a spare carrier (or back to its owner, if the owner is waiting for
+// it). When the blocked call returns, its thread finds the stamp gone, queues itself to run again
+// and its carrier leaves for its dispatcher: an owner waits for its core to come back, a spare goes
+// back to the idle list. Owners always get their core back, so in arbiter mode the kernel thread
+// the arbiter granted a cpu keeps running it except while it is blocked.
+#include <sys/prctl.h>
+#include <atomic>
+
+#include <algorithm>
+#include <ctime>
+#include <vector>
+
+#include "arbrt/io.h"
+#include "arbrt/time.h"
+#include "platform/arch.h"
+#include "arbiter/estimation.h"
+#include "monitor/io_poller.h"
+#include "sched/preempt.h"
+#include "monitor/retake.h"
+#include "sched/runtime_state.h"
+#include "monitor/syscall_dispatch.h"
+#include "diag/trace.h"
+
+namespace arbrt {
+namespace detail {
+namespace {
+
+constexpr uint64_t kMonitorMinPeriodNs = 20'000;
+constexpr uint64_t kMonitorMaxPeriodNs = 10'000'000;
+
+// Pops an idle spare, or makes a new one (the monitor is its only caller, so sparesMade needs no
+// atomics). Null when the cap is reached or the kernel refuses a thread.
+Carrier* takeSpare() {
+    RuntimeState& rt = *gRuntime;
+    rt.spareLock.lock();
+    Carrier* s = rt.idleSpares;
+    if (s) rt.idleSpares = s->nextSpare;
+    rt.spareLock.unlock();
+    if (s || rt.sparesMade == RuntimeState::kMaxSpareCarriers) return s;
+    s = &rt.spares[size_t(rt.sparesMade)];
+    if (hostCreateThread(&s->thread, spareCarrierMain, s) != 0) return nullptr;
+    ++rt.sparesMade;
+    return s;
+}
+
+void putSpare(Carrier* s) {
+    RuntimeState& rt = *gRuntime;
+    rt.spareLock.lock();
+    s->nextSpare = rt.idleSpares;
+    rt.idleSpares = s;
+    rt.spareLock.unlock();
+}
+
+// Gives `core`, whose runner `runner` entered a blocking call at `since`, to its waiting owner or a
+// spare. The CAS to kLending fails if the call returned meanwhile; the runner, seeing its stamp
+// gone, then waits for `carrier` to change before leaving (see exitBlockingCall).
+bool lendCore(Core* core, Carrier* runner, uint64_t since) {
+    const bool ownerWaits = core->lendBack.load(std::memory_order_acquire) != 0;
+    Carrier* target = ownerWaits ? core->owner : takeSpare();
+    if (!target) return false;
+    if (!core->blockingSince.compare_exchange_strong(since, kLending, std::memory_order_acq_rel)) {
+        if (!ownerWaits) putSpare(target);
+        return false;
+    }
+    std::atomic_ref(target->arbiterCpu).store(runner->arbiterCpu, std::memory_order_relaxed);
+    if (!ownerWaits) {
+        target->core = core;
+        core->lent.store(1, std::memory_order_relaxed);  // before `carrier`: the owner reads both
+    }
+    core->carrier.store(target, std::memory_order_release);
+    core->blockingSince.store(0, std::memory_order_release);  // now the new runner's
+    if (ownerWaits) {
+        core->lent.store(0, std::memory_order_release);
+        futexWake(&core->lent, 1);
+    } else {
+        target->spareWord.store(1, std::memory_order_release);
+        futexWake(&target->spareWord, 1);
+    }
+    gRuntime->coresLent.fetch_add(1, std::memory_order_relaxed);
+    return true;
+}
+
+// How long a core's runner may go without switching, while threads or timers wait there, before
+// the monitor steps in for its dispatcher.
+constexpr uint64_t kStuckNs = 1'000'000;
+
+// The monitor's memory of one core between looks (monitor-only).
+struct CoreWatch {
+    uint64_t switches = 0;        // the core's contextSwitches at the last change seen
+    uint64_t sinceTsc = 0;        // when that count was first seen (0: not watching)
+    uint64_t nextRetakeTsc = 0;   // no retake look before this (0: due once the bound is reached)
+    bool asleepInKernel = false;  // the last retake look found the carrier in a call it left alone
+    RetakeWatch retake;
+};
+
+// The safety net for blocking calls nobody caught (retake.h): after how long a carrier asleep in
+// the kernel while threads wait gives its core up; 0 when off (it needs the preemption signal).
+uint64_t retakeAfterNs() {
+    const RuntimeOptions& o = gRuntime->options;
+    return o.preemptSignal != 0 ? o.retakeAfterNs : 0;
+}
+
+// The retake part of watchRunningCore(): once the runner has not switched for retakeAfterNs while
+// threads wait, look at its carrier (again kStuckNs later if it computes or sleeps where a retake
+// cannot help). True when a retake was requested.
+bool watchForRetake(Core* core, CoreWatch& w, uint64_t now, uint64_t stuckNs,
+                    uint64_t* nextDeadlineNs) {
+    const uint64_t boundNs = retakeAfterNs();
+    if (boundNs == 0 || !hasRunnable(core)) return false;
+    // A look is also due whenever a preemption is: the carrier may have entered a system call
+    // since it was last seen computing, and the signal would cut that call short.
+    const bool preemptionDue = stuckNs >= gRuntime->options.timeSliceNs;
+    if (stuckNs >= boundNs && (now >= w.nextRetakeTsc || preemptionDue)) {
+        switch (tryRetake(core, w.switches, &w.retake)) {
+            case RetakeLook::asked:
+                w.sinceTsc = now;
+                w.nextRetakeTsc = 0;
+                *nextDeadlineNs = std::min(*nextDeadlineNs, boundNs);
+                return true;
+            case RetakeLook::computing:
+                // Computing (or spinning): look again only as often as the stuck check, or the
+                // monitor's wake-ups would cost every computing carrier its CPU and caches
+                // (7% of a compute-bound run with 100 us looks).
+                w.asleepInKernel = false;
+                w.nextRetakeTsc = now + ticksForNs(std::max(boundNs, kStuckNs));
+                break;
+            case RetakeLook::asleep:
+                w.asleepInKernel = true;
+                w.nextRetakeTsc = now + ticksForNs(kStuckNs);
+                break;
+            case RetakeLook::other:
+                w.asleepInKernel = false;
+                w.nextRetakeTsc = now + ticksForNs(kStuckNs);
+                break;
+        }
+    }
+    const uint64_t dueNs = std::max(stuckNs < boundNs ? boundNs - stuckNs : 0,
+                                    w.nextRetakeTsc > now ? ticksToNs(w.nextRetakeTsc - now) : 0);
+    *nextDeadlineNs = std::min(*nextDeadlineNs, dueNs);
+    return false;
+}
+
+// The time slice of the core's runner: longer for a runner whose real-time priority is above every
+// thread waiting there (kRealtimeSliceFactor), so they wait as under the kernel's real-time
+// throttling instead of sharing the core evenly. Racy reads of fields no one frees (contexts are
+// never freed), so a stale answer only delays or hastens one preemption.
+uint64_t sliceFor(const Core* core) {
+    const uint64_t sliceNs = gRuntime->options.timeSliceNs;
+    const Carrier* c = core->carrier.load(std::memory_order_relaxed);
+    const ThreadContext* runner =
+        c ? std::atomic_ref(c->current).load(std::memory_order_relaxed) : nullptr;
+    const uint8_t mine = runner ? runner->rtPriority.load(std::memory_order_relaxed) : 0;
+    if (mine == 0) [[likely]]
+        return sliceNs;
+    const ThreadContext* top = core->rtHead.load(std::memory_order_relaxed);
+    const uint8_t waiting = top ? top->queuedPriority.load(std::memory_order_relaxed) : 0;
+    return mine > waiting ? sliceNs * kRealtimeSliceFactor : sliceNs;
+}
+
+// Go's sysmon for a core that is running, not blocked: a runner that computes without calling the
+// runtime keeps its dispatcher from firing the core's timers and from handing out its queued
+// threads. Once it has not switched for kStuckNs while something waits there, fire its due timers
+// and wake a sleeping core to steal what is runnable. Lowers `nextDeadlineNs` to when this core
+// next needs a look.
+void watchRunningCore(Core* core, CoreWatch& w, uint64_t* nextDeadlineNs) {
+    // A time slice below kStuckNs is honoured: the monitor looks that much sooner.
+    const uint64_t stuckBoundNs = std::min(kStuckNs, gRuntime->options.timeSliceNs);
+    const bool waiting =
+        hasRunnable(core) || core->nextDeadlineTsc.load(std::memory_order_relaxed) != ~uint64_t{0};
+    if (!waiting || core->sleeping.load(std::memory_order_relaxed) ||
+        !core->active.load(std::memory_order_relaxed)) {
+        w.sinceTsc = 0;
+        return;
+    }
+    const uint64_t now = rdtsc();
+    const uint64_t switches = core->contextSwitches.load(std::memory_order_relaxed);
+    if (w.sinceTsc == 0 || switches != w.switches) {
+        w.switches = switches;
+        w.sinceTsc = now;
+        w.nextRetakeTsc = 0;
+        w.asleepInKernel = false;
+        const uint64_t retakeNs = retakeAfterNs();
+        *nextDeadlineNs =
+            std::min(*nextDeadlineNs, retakeNs ? std::min(retakeNs, stuckBoundNs) : stuckBoundNs);
+        return;
+    }
+    const uint64_t stuckNs = ticksToNs(now - w.sinceTsc);
+    if (watchForRetake(core, w, now, stuckNs, nextDeadlineNs)) return;
+    if (stuckNs < stuckBoundNs) {
+        *nextDeadlineNs = std::min(*nextDeadlineNs, stuckBoundNs - stuckNs);
+        return;
+    }
+    fireExpiredTimers(core);
+    uint64_t nextLook = std::max(timeToNextDeadline(core), stuckBoundNs);
+    if (hasRunnable(core)) {
+        // First an idle core may take the waiting threads; if they still wait a time slice after
+        // the runner's last switch, interrupt the runner.
+        wakeIdleCoreForBalance(core);
+        const uint64_t sliceNs = sliceFor(core);
+        if (stuckNs >= sliceNs && !w.asleepInKernel) {  // a signal would only interrupt the call
+            requestPreemption(core, switches);
+            w.sinceTsc = now;  // ask again a slice later if it was not at a safe point
+        } else {
+            nextLook = std::min(nextLook, sliceNs - stuckNs);
+        }
+    }
+    *nextDeadlineNs = std::min(*nextDeadlineNs, nextLook);
+}
+
+// One look at every core: fires the timers of blocked cores (nobody else may) and lends those
+// that have waited long enough with work queued; watches running cores (watchRunningCore). Returns
+// whether any core was lent, and lowers `nextDeadlineNs` to when a core next needs a look.
+bool lookAtCores(std::vector<CoreWatch>& watches, uint64_t* nextDeadlineNs) {
+    RuntimeState& rt = *gRuntime;
+    bool lentAny = false;
+    for (int i = 0; i < rt.numCores; ++i) {
+        Core* core = &rt.cores[i];
+        const uint64_t since = core->blockingSince.load(std::memory_order_acquire);
+        if (since == 0) {
+            watchRunningCore(core, watches[size_t(i)], nextDeadlineNs);
+            continue;
+        }
+        watches[size_t(i)].sinceTsc = 0;
+        if (since == kLending) continue;
+        if (rdtsc() - since < rt.lendAfterTicks) {
+            *nextDeadlineNs = std::min(*nextDeadlineNs, ticksToNs(rt.lendAfterTicks));
+            continue;
+        }
+        fireExpiredTimers(core);
+        if (hasRunnable(core) || core->lendBack.load(std::memory_order_relaxed)) {
+            lentAny |= lendCore(core, core->carrier.load(std::memory_order_acquire), since);
+        } else {
+            *nextDeadlineNs = std::min(*nextDeadlineNs, timeToNextDeadline(core));
+        }
+    }
+    return lentAny;
+}
+
+void monitorSleep(uint64_t ns) {
+    RuntimeState& rt = *gRuntime;
+    timespec ts{time_t(ns / 1'000'000'000), long(ns % 1'000'000'000)};
+    rt.monitorNapping.store(ns > kMonitorMinPeriodNs, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with nudgeMonitorFor()
+    if (rt.monitorWord.load(std::memory_order_relaxed) == 0) futexWait(&rt.monitorWord, 0, &ts);
+    rt.monitorWord.store(0, std::memory_order_relaxed);
+    rt.monitorNapping.store(false, std::memory_order_relaxed);
+}
+
+// Waits until the core is ours again after it was lent during our blocking call: asks the spare
+// running it to leave (it looks at lendBack at its next switch or dispatcher pass), or is handed it
+// by the monitor if that spare blocks in the kernel itself.
+void reclaimCore(Carrier* owner) {
+    Core* core = owner->core;
+    core->lendBack.store(1, std::memory_order_release);
+    wakeCarrier(core);  // the spare may sleep idle or parked
+    // Whoever clears `lent` wakes us: the spare leaving (also on stop) or the monitor handing the
+    // core back while that spare is blocked.
+    while (core->lent.load(std::memory_order_acquire) != 0) futexWait(&core->lent, 1, nullptr);
+    core->lendBack.store(0, std::memory_order_relaxed);
+    core->carrier.store(owner, std::memory_order_release);
+}
+
+}  // namespace
+
+void dispatchOwnCore(Carrier* owner) {
+    RuntimeState& rt = *gRuntime;
+    for (;;) {
+        runDispatcher(owner);
+        if (owner->core->carrier.load(std::memory_order_acquire) == owner ||
+            rt.stopping.load(std::memory_order_acquire)) {
+            return;
+        }
+        reclaimCore(owner);
+    }
+}
+
+void* spareCarrierMain(void* arg) {
+    auto* s = static_cast<Carrier*>(arg);
+    RuntimeState& rt = *gRuntime;
+    s->nativeTcb = threadPointer();
+    writeTcbSlot(s->nativeTcb, kCarrierSlot, s);
+    recordCarrierSignalMask(s);
+    enableSyscallDispatch(s);
+    for (;;) {
+        while (s->spareWord.load(std::memory_order_acquire) == 0 &&
+               !rt.stopping.load(std::memory_order_acquire)) {
+            futexWait(&s->spareWord, 0, nullptr);
+        }
+        if (s->spareWord.load(std::memory_order_acquire) == 0) break;  // stopping, idle
+        s->spareWord.store(0, std::memory_order_relaxed);
+        Core* core = s->core;
+        runDispatcher(s);  // until lent on, asked to give the core back, released or stopped
+        if (core->carrier.load(std::memory_order_acquire) == s) {
+            // Leave the core for its owner (which waits in reclaimCore, or will when it returns).
+            std::atomic_ref(s->arbiterCpu).store(-1, std::memory_order_relaxed);
+            core->carrier.store(nullptr, std::memory_order_relaxed);
+            core->lent.store(0, std::memory_order_release);
+            futexWake(&core->lent, 1);
+        }
+        s->core = nullptr;
+        putSpare(s);
+    }
+    writeTcbSlot(s->nativeTcb, kCarrierSlot, nullptr);
+    return nullptr;
+}
+
+void* monitorMain(void*) {
+    RuntimeState& rt = *gRuntime;
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);  // 20 us naps must not become 70 us
+    uint64_t period = kMonitorMinPeriodNs;
+    std::vector<CoreWatch> watches(size_t(rt.numCores));
+    uint64_t nextRefineNs = nowNs();
+    while (!rt.stopping.load(std::memory_order_acquire)) {
+        const uint64_t now = nowNs();
+        if (now >= nextRefineNs) nextRefineNs = refineClockRate();  // timers stay exact
+        uint64_t next = kMonitorMaxPeriodNs;
+        const bool lent = lookAtCores(watches, &next);
+        traceUtilisationIfDue();
+        next = std::min(next, estimationTick());
+        // Readiness while every carrier is busy (no netpoller): looked for once it is stale.
+        next = std::min(next, netpollFromMonitor());
+        // Pooled stacks unused for a trim period go back in chunks, one per millisecond.
+        if (trimContextPool(now)) next = std::min<uint64_t>(next, 1'000'000);
+        // Go's sysmon: short naps while lending happens, doubling up to 10 ms when nothing needed
+        // doing; a thread that becomes runnable behind a blocked runner nudges it awake.
+        period = lent ? kMonitorMinPeriodNs : std::min(period * 2, kMonitorMaxPeriodNs);
+        monitorSleep(std::max(kMonitorMinPeriodNs, std::min(period, next)));
+    }
+    return nullptr;
+}
+
+void nudgeMonitorFor(Core* core) {
+    RuntimeState& rt = *gRuntime;
+    if (core->blockingSince.load(std::memory_order_relaxed) <= kLending) return;
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with monitorSleep()
+    if (!rt.monitorNapping.load(std::memory_order_relaxed)) return;
+    if (rt.monitorWord.exchange(1, std::memory_order_relaxed) == 0) futexWake(&rt.monitorWord, 1);
+}
+
+bool startMonitor() {
+    RuntimeState& rt = *gRuntime;
+    rt.spares = std::make_unique<Carrier[]>(RuntimeState::kMaxSpareCarriers);
+    rt.lendAfterTicks = ticksForNs(rt.options.lendAfterNs);
+    rt.monitorStarted = hostCreateThread(&rt.monitorThread, monitorMain, nullptr) == 0;
+    return rt.monitorStarted;
+}
+
+void stopMonitorAndSpares() {
+    RuntimeState& rt = *gRuntime;
+    if (rt.monitorStarted) {
+        rt.monitorWord.store(1, std::memory_order_relaxed);
+        futexWake(&rt.monitorWord, 1);
+        hostJoinThread(rt.monitorThread);
+        rt.monitorStarted = false;
+    }
+    for (int i = 0; i < rt.sparesMade; ++i) futexWake(&rt.spares[size_t(i)].spareWord, 1);
+    for (int i = 0; i < rt.sparesMade; ++i) hostJoinThread(rt.spares[size_t(i)].thread);
+    closeRetakeFiles(rt.spares.get(), rt.sparesMade);
+    closeRetakeFiles(rt.carriers.get(), rt.numCores);
+    rt.sparesMade = 0;
+}
+
+}  // namespace detail
+
+using namespace detail;
+
+uint64_t enterBlockingCall() {
+    ThreadContext* t = currentContext();
+    if (!t) return 0;
+    // A TSC reading is never 0 or kLending; relaxed: the monitor only needs to see it eventually.
+    const uint64_t stamp = rdtsc() | 2;
+    t->carrier->core->blockingSince.store(stamp, std::memory_order_relaxed);
+    return stamp;
+}
+
+void exitBlockingCall(uint64_t token) {
+    if (!token) return;
+    ThreadContext* t = currentContext();
+    Carrier* c = t->carrier;
+    uint64_t expected = token;
+    if (c->core->blockingSince.compare_exchange_strong(expected, 0, std::memory_order_acq_rel)) {
+        return;
+    }
+    // The monitor is lending (or has lent) our core: once `carrier` names the new runner, leave.
+    while (c->core->carrier.load(std::memory_order_acquire) == c) cpuRelax();
+    rejoinAfterLend(t);
+}
+
+}  // namespace arbrt

@@ -1,0 +1,279 @@
+// A carrier's dispatcher: run what is runnable on its core, steal when idle, poll briefly and then
+// sleep on a futex or, as the netpoller, in the runtime's epoll (io_poller.cc), and give the core
+// up when it is released.
+#include <ctime>
+
+#include "platform/arch.h"
+#include "monitor/io_poller.h"
+#include "sched/runtime_state.h"
+#include "diag/trace.h"
+
+namespace arbrt::detail {
+
+using boost::context::detail::jump_fcontext;
+
+namespace {
+
+// Runs `t` until control comes back to the dispatcher (after any number of direct thread-to-thread
+// switches); the elapsed ticks count as the core's busy time.
+void runThread(Carrier* c, ThreadContext* t) {
+    Core* core = c->core;
+    const uint64_t start = rdtsc();
+    c->record.from = nullptr;
+    c->record.action = AfterSwitch::nothing;
+    std::atomic_ref(c->current).store(t, std::memory_order_relaxed);
+    std::atomic_ref(t->carrier).store(c, std::memory_order_relaxed);
+    core->threadStarts.store(core->threadStarts.load(std::memory_order_relaxed) + 1,
+                             std::memory_order_relaxed);  // owner-only: no locked increment
+    setThreadPointer(t->tcb);
+    transfer_t back = jump_fcontext(t->savedContext, &c->record);
+    completeSwitch(back);
+    if (core->carrier.load(std::memory_order_relaxed) != c) return;  // lent away meanwhile
+    core->busyTicks.store(core->busyTicks.load(std::memory_order_relaxed) + (rdtsc() - start),
+                          std::memory_order_relaxed);
+}
+
+bool hasWork(Core* core) {
+    return hasRunnable(core) || core->releaseRequested.load(std::memory_order_relaxed) != 0 ||
+           core->lendBack.load(std::memory_order_relaxed) != 0 ||
+           gRuntime->stopping.load(std::memory_order_relaxed);
+}
+
+// A spare runs the core of an owner that wants it back: it must leave at its next pass.
+bool mustGiveBack(Carrier* c, Core* core) {
+    return c != core->owner && core->lendBack.load(std::memory_order_acquire) != 0;
+}
+
+// Fires due timers of every core: a core whose carrier is stuck in a long computation cannot fire
+// its own, and its woken threads then become stealable.
+void fireAllTimers() {
+    RuntimeState& rt = *gRuntime;
+    for (int i = 0; i < rt.numCores; ++i) fireExpiredTimers(&rt.cores[i]);
+}
+
+// The longest this carrier may sleep: until its own next deadline, and, if it is the
+// lowest-numbered sleeper, until the next deadline of any core that is not asleep (someone must
+// fire those).
+uint64_t sleepBudgetNs(Core* core) {
+    RuntimeState& rt = *gRuntime;
+    uint64_t budget = timeToNextDeadline(core);
+    bool keeper = true;
+    for (int i = 0; i < core->id; ++i) {
+        if (rt.cores[i].sleeping.load(std::memory_order_relaxed)) keeper = false;
+    }
+    if (keeper) {
+        for (int i = 0; i < rt.numCores; ++i) {
+            Core* other = &rt.cores[i];
+            if (other != core && !other->sleeping.load(std::memory_order_relaxed)) {
+                budget = std::min(budget, timeToNextDeadline(other));
+            }
+        }
+    }
+    return budget;
+}
+
+// Sleeps until woken or until the budget's deadline: in the runtime's epoll if this carrier takes
+// the netpoller role (io_poller.cc), else on its futex. The fence pairs with wakeIfSleeping() and
+// wakeIdleCoreForBalance(): work published on any core before a waker's fence is seen here, or the
+// waker sees this core asleep and wakes it (`sleeping` says how). Work seen on another core means a
+// waker may have skipped us while we were still spinning: go back to stealing instead of sleeping.
+// Returns a thread the netpoll made ready for this core to run now, or null.
+ThreadContext* sleepUntilWork(Core* core) {
+    RuntimeState& rt = *gRuntime;
+    const bool netpoll = takeNetpollRole(core);
+    core->sleeping.store(netpoll ? kSleepingInEpoll : kSleepingOnFutex, std::memory_order_relaxed);
+    rt.sleepingCores.fetch_add(1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    ThreadContext* ready = nullptr;
+    if (!hasWork(core) && !othersHaveRunnable(core)) {
+        // "Might sleep forever" first, then the budget: a timer added meanwhile on a busy core is
+        // either seen by sleepBudgetNs() or its adder sees this and wakes us (alertKeeper()).
+        core->sleepUntilTsc.store(~uint64_t{0}, std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        uint64_t budget = sleepBudgetNs(core);
+        // The arbiter's release requests arrive through memory, not a wake-up: a sleeping carrier
+        // that holds a granted cpu looks at least every millisecond (its forced reclaim is 10 ms).
+        if (rt.provider) budget = std::min<uint64_t>(budget, 1'000'000);
+        if (budget != ~uint64_t{0}) {
+            core->sleepUntilTsc.store(rdtsc() + ticksForNs(budget), std::memory_order_relaxed);
+        }
+        if (netpoll) {
+            ready = netpollWait(core, budget);  // a budget of 0 still looks once
+        } else if (budget > 0) {
+            timespec ts{time_t(budget / 1'000'000'000), long(budget % 1'000'000'000)};
+            futexWait(&core->sleeping, kSleepingOnFutex, budget == ~uint64_t{0} ? nullptr : &ts);
+        }
+        core->sleepUntilTsc.store(0, std::memory_order_relaxed);
+    }
+    // A waker that exchanged the word meanwhile may still write the wake-up eventfd: the next
+    // netpoller then returns once for nothing (io_poller.cc).
+    core->sleeping.store(0, std::memory_order_relaxed);
+    if (netpoll) dropNetpollRole(core);
+    rt.sleepingCores.fetch_sub(1, std::memory_order_relaxed);
+    return ready;
+}
+
+constexpr int kPausesBetweenSteals = 64;  // ~25 ns each here
+
+// Polls (new work, due timers, threads to steal) for the budget the core's idle gaps warrant (up to
+// idleSpinNs, see idle_spin.h), then sleeps. The gap until work came back is recorded whether it
+// was caught by polling or after a sleep, so the core learns what a full poll would have caught.
+void idle(Carrier* c) {
+    RuntimeState& rt = *gRuntime;
+    Core* core = c->core;
+    const uint64_t start = rdtsc();
+    const uint64_t budget = core->idleSpin.budget(rt.idleSpinTicks);
+    const uint64_t peekAfter = rt.idleSpinTicks / IdleSpinLearner::kProbeDivisor;
+    core->idleSinceTsc.store(start, std::memory_order_relaxed);
+    rt.spinningCores.fetch_add(1, std::memory_order_relaxed);
+    ThreadContext* stolen = nullptr;
+    bool work = false;
+    bool readiness = false;  // the work was a readiness event (netpoll)
+    do {
+        fireAllTimers();
+        if ((work = hasWork(core) || pollArbiter(c))) break;
+        if ((stolen = steal(core))) break;
+        // Readiness while no carrier waits on the epoll: caught here, not a sleep later. Not during
+        // a short probe: the netpoll wait that follows it returns at once on a pending event, so
+        // a look there would only add a system call to every idle period.
+        if (rdtsc() - start >= peekAfter && (stolen = netpollPeek(core))) {
+            readiness = true;
+            break;
+        }
+        // Between looks at other cores, watch only our own core's words: new work for us is seen
+        // within a pause, while other cores' lines (written by their runners on every switch)
+        // are read every ~1.6 us instead of every ~100 ns, which slowed those runners (spawn+join
+        // on the busy core: ~450 -> ~360 ns).
+        for (int i = 0; i < kPausesBetweenSteals && !hasWork(core); ++i) cpuRelax();
+    } while (rdtsc() - start < budget);
+    rt.spinningCores.fetch_sub(1, std::memory_order_relaxed);
+    if (!stolen && !work) {
+        stolen = sleepUntilWork(core);
+        readiness = stolen != nullptr;
+        work = stolen || hasWork(core) || othersHaveRunnable(core);
+    }
+    const uint64_t gap = rdtsc() - start;
+    // Readiness does not teach the core to poll: the netpoller takes it with one wake-up, as the
+    // kernel wakes a native thread, so polling for it would only buy better-than-native latency
+    // with CPU (a lightly loaded server's events often come just inside the budget, enough to
+    // keep it polling in stretches). Polling is for hand-offs between threads.
+    core->idleSpin.record(gap, (work || stolen) && !readiness, rt.idleSpinTicks);
+    core->idleTicks.store(core->idleTicks.load(std::memory_order_relaxed) + gap,
+                          std::memory_order_relaxed);
+    core->idleSinceTsc.store(0, std::memory_order_relaxed);
+    if (stolen) runThread(c, stolen);
+}
+
+// Standalone mode: sleeps until the released core is acquired again, the runtime stops, the core
+// is released again (acquire and release may both happen before we run: the dispatcher loop then
+// completes the new release), or (a spare) its owner wants it back. parkWord is reset before each
+// check, and wakeCarrier() sets it after changing the state, so no wake-up is lost.
+void parkWhileReleased(Carrier* c) {
+    RuntimeState& rt = *gRuntime;
+    Core* core = c->core;
+    for (;;) {
+        core->parkWord.store(0, std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with wakeCarrier()
+        if (core->active.load(std::memory_order_acquire) ||
+            core->releaseRequested.load(std::memory_order_acquire) || mustGiveBack(c, core) ||
+            rt.stopping.load(std::memory_order_relaxed)) {
+            return;
+        }
+        futexWait(&core->parkWord, 0, nullptr);
+    }
+}
+
+// Gives the core up: its queued threads and timers move to active cores (or wait for one), and
+// releaseCore() callers are woken. In standalone mode the carrier then sleeps until the core is
+// acquired again (or the runtime stops); in arbiter mode it returns, to hand the cpu back.
+void releaseHere(Carrier* c) {
+    RuntimeState& rt = *gRuntime;
+    Core* core = c->core;
+    rt.releaseLock.lock();
+    migrateAway(core);
+    migrateTimers(core);
+    rt.releaseLock.unlock();
+    core->releaseRequested.store(0, std::memory_order_relaxed);
+    core->releaseWaiters.lock.lock();
+    while (Waiter* w = core->releaseWaiters.popFront()) wake(w);  // under the lock: see claimWake
+    core->releaseWaiters.lock.unlock();
+    if (rt.provider) return;
+    traceEvent(TraceEvent::release, core->id, -1, 0);
+    parkWhileReleased(c);
+}
+
+}  // namespace
+
+void runDispatcher(Carrier* c) {
+    RuntimeState& rt = *gRuntime;
+    Core* core = c->core;
+    while (!rt.stopping.load(std::memory_order_acquire)) {
+        // Lent away during a blocking call, or (a spare) asked to give the core back.
+        if (core->carrier.load(std::memory_order_acquire) != c || mustGiveBack(c, core)) return;
+        pollArbiter(c);
+        if (core->releaseRequested.load(std::memory_order_acquire)) {
+            releaseHere(c);
+            if (rt.provider) return;  // hand the cpu back to the arbiter
+            continue;
+        }
+        if (!rt.provider && !core->active.load(std::memory_order_acquire)) {
+            parkWhileReleased(c);  // released while lent: the spare released it, we wait here
+            continue;
+        }
+        fireExpiredTimers(core);
+        if (ThreadContext* t = takeNext(core)) {
+            runThread(c, t);
+        } else {
+            idle(c);
+        }
+    }
+}
+
+bool pollArbiter(Carrier* c) {
+    RuntimeState& rt = *gRuntime;
+    if (c->arbiterCpu < 0 || !rt.provider->mustReleaseCore(c->arbiterCpu)) return false;
+    Core* core = c->core;
+    deactivateCore(core);
+    core->releaseRequested.store(1, std::memory_order_release);
+    return true;
+}
+
+void runGrantedCores(Carrier* c) {
+    RuntimeState& rt = *gRuntime;
+    while (!rt.stopping.load(std::memory_order_acquire)) {
+        const int cpu = rt.provider->blockUntilCoreAvailable();  // the arbiter pins us to `cpu`
+        if (cpu < 0) return;                                     // provider shut down
+        std::atomic_ref(c->arbiterCpu).store(cpu, std::memory_order_relaxed);
+        activateCore(c->core);
+        traceEvent(TraceEvent::grant, c->core->id, cpu, 1);
+        dispatchOwnCore(c);       // until the arbiter wants the core back (or stop)
+        deactivateCore(c->core);  // stopping while granted: leave it inactive, as a release would
+        std::atomic_ref(c->arbiterCpu).store(-1, std::memory_order_relaxed);
+        traceEvent(TraceEvent::release, c->core->id, cpu, 0);
+        rt.provider->releaseCore(cpu);
+    }
+}
+
+void alertKeeper(Core* core) {
+    RuntimeState& rt = *gRuntime;
+    const uint64_t deadline = core->nextDeadlineTsc.load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with sleepUntilWork()
+    for (int i = 0; i < rt.numCores; ++i) {
+        Core* keeper = &rt.cores[i];
+        if (!keeper->sleeping.load(std::memory_order_relaxed)) continue;
+        // The lowest-numbered sleeper keeps other cores' deadlines (sleepBudgetNs): wake it only
+        // if it would sleep past this one; it recomputes its budget when it sleeps again.
+        if (keeper != core && keeper->sleepUntilTsc.load(std::memory_order_relaxed) > deadline) {
+            wakeIfSleeping(keeper);
+        }
+        return;
+    }
+}
+
+void wakeCarrier(Core* core) {
+    wakeIfSleeping(core);
+    core->parkWord.store(1, std::memory_order_release);
+    futexWake(&core->parkWord, 1);
+}
+
+}  // namespace arbrt::detail

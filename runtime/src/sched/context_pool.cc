@@ -1,0 +1,249 @@
+#include <atomic>
+#include <memory>
+#include <mutex>
+
+#include "arbrt/embed/invariant.h"
+#include "tls/glibc_tcb.h"
+#include "sched/runtime_state.h"
+
+namespace arbrt::detail {
+namespace {
+
+// Contexts not cached by a core, in two LIFO lists: `equipped` ones keep a stack and TCB, `bare`
+// ones were stripped by a trim (or could not be equipped). Guarded by `lock`; survives
+// stop()/start() so pooled stacks are reused. `lowWater` is the fewest equipped contexts the pool
+// held since the current trim period began; `toTrim` how many the last period's end found unused
+// (the monitor strips them in chunks).
+struct SharedPool {
+    SpinLock lock{LockRank::contextPool};
+    ThreadContext* equipped = nullptr;
+    size_t equippedCount = 0;
+    size_t lowWater = 0;
+    size_t toTrim = 0;
+    ThreadContext* bare = nullptr;
+    size_t bareCount = 0;
+} gShared;
+
+// Written only by the monitor (trimContextPool): when the current trim period began.
+uint64_t gTrimPeriodStartNs = 0;
+
+// Slabs of contexts, never freed (stale handles may read a context at any time). Guarded by
+// gShared.lock.
+struct Slab {
+    std::unique_ptr<ThreadContext[]> contexts;
+    size_t used;
+    Slab* next;
+};
+Slab* gSlabs = nullptr;
+constexpr size_t kSlabSize = 256;
+
+// Every slab's contexts by slab number, for contextAtSlot(): written (once per entry, release)
+// under gShared.lock, read lock-free (acquire). 16 Mi contexts at most; BSS, committed as used.
+constexpr size_t kMaxSlabs = 65536;
+std::atomic<ThreadContext*> gSlabTable[kMaxSlabs];
+size_t gSlabCount = 0;  // guarded by gShared.lock
+
+ThreadContext* newContextLocked() {
+    if (!gSlabs || gSlabs->used == kSlabSize) {
+        if (gSlabCount == kMaxSlabs) return nullptr;
+        auto* slab = new (std::nothrow)
+            Slab{std::unique_ptr<ThreadContext[]>(new (std::nothrow) ThreadContext[kSlabSize]), 0,
+                 gSlabs};
+        if (!slab || !slab->contexts) {
+            delete slab;
+            return nullptr;
+        }
+        for (size_t i = 0; i < kSlabSize; ++i) {
+            slab->contexts[i].slot = uint32_t(gSlabCount * kSlabSize + i);
+        }
+        gSlabTable[gSlabCount++].store(slab->contexts.get(), std::memory_order_release);
+        gSlabs = slab;
+    }
+    return &gSlabs->contexts[gSlabs->used++];
+}
+
+// Caller holds gShared.lock. Takes the most recently pooled equipped context, keeping lowWater.
+ThreadContext* popEquippedLocked() {
+    ThreadContext* t = gShared.equipped;
+    if (!t) return nullptr;
+    gShared.equipped = t->nextFree;
+    if (--gShared.equippedCount < gShared.lowWater) gShared.lowWater = gShared.equippedCount;
+    return t;
+}
+
+// An equipped context if any (no system call to make it usable), else a bare one, else a new one.
+ThreadContext* popShared() {
+    std::lock_guard<SpinLock> guard(gShared.lock);
+    if (ThreadContext* t = popEquippedLocked()) return t;
+    if (ThreadContext* t = gShared.bare) {
+        gShared.bare = t->nextFree;
+        --gShared.bareCount;
+        return t;
+    }
+    return newContextLocked();
+}
+
+size_t sharedLimit() {
+    return gRuntime ? gRuntime->options.pooledContextsPerCore * size_t(gRuntime->numCores) : 0;
+}
+
+// Releases the stack and TCB of a context that will sit in the pool bare.
+void strip(ThreadContext* t) {
+    unmapStack(&t->stack);
+    // Detached from the context under the pool lock, freed after: forEachContextLocked() callers
+    // (dlopen's TLS propagation) never write into a freed TCB.
+    gShared.lock.lock();
+    void* tcb = t->tcb;
+    t->tcb = nullptr;
+    gShared.lock.unlock();
+    if (tcb) GlibcTcb::deallocate(tcb);
+}
+
+// Pools `t` as it is: in the equipped list when it has a TCB (its stack may be a caller's that
+// the next occupant replaces), else in the bare list. No system call: the exit path stays cheap.
+void pushShared(ThreadContext* t) {
+    std::lock_guard<SpinLock> guard(gShared.lock);
+    if (t->tcb) {
+        t->nextFree = gShared.equipped;
+        gShared.equipped = t;
+        ++gShared.equippedCount;
+    } else {
+        t->nextFree = gShared.bare;
+        gShared.bare = t;
+        ++gShared.bareCount;
+    }
+}
+
+// Gives `t` the requested stack: the caller's, or a mapping of ours (the pooled one when its sizes
+// match). A caller's stack left from the previous thread is only forgotten.
+bool equipStack(ThreadContext* t, const StackRequest& request) {
+    if (request.userLow) {
+        unmapStack(&t->stack);
+        t->stack = userStack(request.userLow, request.usable);
+        return true;
+    }
+    const size_t usable = roundUpToPage(request.usable);
+    const size_t guard = roundUpToPage(request.guard);
+    if (t->stack.low &&
+        (!t->stack.owned || t->stack.usable() != usable || t->stack.guard != guard)) {
+        unmapStack(&t->stack);
+    }
+    return t->stack.low || mapStack(usable, guard, &t->stack);
+}
+
+// Gives `t` the requested stack and a TCB ready for a new thread.
+bool equip(ThreadContext* t, const StackRequest& stack) {
+    if (!equipStack(t, stack)) return false;
+    if (t->tcb) {
+        GlibcTcb::resetForReuse(t->tcb);
+        t->reusedTcb = true;
+    } else {
+        t->tcb = GlibcTcb::allocate();
+        if (!t->tcb) return false;
+        t->reusedTcb = false;
+    }
+    GlibcTcb::prepare(t->tcb, t, t->stack.low, t->stack.size, t->stack.guard);
+    return true;
+}
+
+}  // namespace
+
+ThreadContext* acquireContext(const StackRequest& stack) {
+    ThreadContext* t = nullptr;
+    Carrier* c = currentCarrier();
+    if (c && c->core->cache.head) {
+        ContextCache& cache = c->core->cache;
+        t = cache.head;
+        cache.head = t->nextFree;
+        --cache.count;
+    } else {
+        t = popShared();
+    }
+    if (!t) return nullptr;
+    t->nextFree = nullptr;
+    storeParkRhythm(&t->parkRhythm, {});  // the previous occupant's rhythm says nothing of this one
+    t->resumePoint = nullptr;             // nor its resume point (cohort dispatch)
+    t->resumeTag.store(0, std::memory_order_relaxed);
+    if (!equip(t, stack)) {
+        pushShared(t);
+        return nullptr;
+    }
+    return t;
+}
+
+void releaseContext(ThreadContext* t) {
+    ARB_ASSERT((t->lifecycle.load(std::memory_order_relaxed) & kJoinMask) == kFree,
+               "a context returns to the pool only after its lifecycle reached kFree");
+    // lifecycle already carries the next generation; runState must too, so late signals miss.
+    t->runState.store(packState(t->generation(), kRunnable), std::memory_order_release);
+    Carrier* c = currentCarrier();
+    if (c && gRuntime && c->core->cache.count < gRuntime->options.pooledContextsPerCore) {
+        t->nextFree = c->core->cache.head;
+        c->core->cache.head = t;
+        ++c->core->cache.count;
+        return;
+    }
+    pushShared(t);
+}
+
+ThreadContext* contextAtSlot(uint32_t slot) {
+    const size_t slab = slot / kSlabSize;
+    if (slab >= kMaxSlabs) return nullptr;
+    ThreadContext* contexts = gSlabTable[slab].load(std::memory_order_acquire);
+    return contexts ? &contexts[slot % kSlabSize] : nullptr;
+}
+
+void flushCache(ContextCache* cache) {
+    while (ThreadContext* t = cache->head) {
+        cache->head = t->nextFree;
+        pushShared(t);
+    }
+    cache->count = 0;
+}
+
+bool trimContextPool(uint64_t nowNs) {
+    if (nowNs - gTrimPeriodStartNs >= kPoolTrimPeriodNs) {
+        std::lock_guard<SpinLock> guard(gShared.lock);
+        gShared.toTrim = contextsToTrim(gShared.lowWater, gShared.equippedCount, sharedLimit());
+        gShared.lowWater = gShared.equippedCount;
+        gTrimPeriodStartNs = nowNs;
+    }
+    for (size_t i = 0; i < kPoolTrimChunk; ++i) {
+        ThreadContext* t = nullptr;
+        {
+            std::lock_guard<SpinLock> guard(gShared.lock);
+            // Re-checked each time: creates may have taken contexts since the period ended.
+            if (gShared.toTrim == 0 || gShared.equippedCount <= sharedLimit()) {
+                gShared.toTrim = 0;
+                return false;
+            }
+            --gShared.toTrim;
+            t = popEquippedLocked();
+        }
+        strip(t);
+        pushShared(t);
+    }
+    std::lock_guard<SpinLock> guard(gShared.lock);
+    return gShared.toTrim != 0;
+}
+
+PoolCounts sharedPoolCounts() {
+    std::lock_guard<SpinLock> guard(gShared.lock);
+    return PoolCounts{gShared.equippedCount, gShared.bareCount};
+}
+
+void lockContextPool() {
+    gShared.lock.lock();
+}
+
+void unlockContextPool() {
+    gShared.lock.unlock();
+}
+
+void forEachContextLocked(void (*fn)(ThreadContext*, void*), void* arg) {
+    for (Slab* slab = gSlabs; slab; slab = slab->next) {
+        for (size_t i = 0; i < slab->used; ++i) fn(&slab->contexts[i], arg);
+    }
+}
+
+}  // namespace arbrt::detail

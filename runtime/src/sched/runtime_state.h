@@ -1,0 +1,110 @@
+// The runtime's process-wide state.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "arbclient/core_provider.h"
+#include "arbrt/thread.h"
+#include "sched/core.h"
+#include "sched/core_policy.h"
+#include "arbiter/request_sender.h"
+
+namespace arbrt::detail {
+
+// Created by start(), destroyed by stop(). Concurrency: the arrays and `options` are immutable
+// while running; counters are atomics updated by any thread.
+struct RuntimeState {
+    RuntimeOptions options;
+    int numCores = 0;
+    std::unique_ptr<Core[]> cores;
+    std::unique_ptr<Carrier[]> carriers;
+    uint64_t idleSpinTicks = 0;
+    uint64_t runNextStealDelayTicks = 0;  // core.cc: stealRunNext
+    CohortBounds cohortBounds;            // cohort dispatch (cohort.h), from the options
+    std::atomic<bool> stopping{false};
+
+    // Idle-carrier bookkeeping, written constantly by idle carriers: a cache line of its own, away
+    // from the thread counters that every create and exit writes.
+    alignas(64) std::atomic<uint32_t> spinningCores{0};  // idle carriers still polling (will steal)
+    std::atomic<uint32_t> sleepingCores{0};              // idle carriers asleep on their futex
+
+    alignas(64) std::atomic<uint32_t> activeCores{0};
+    SpinLock releaseLock{
+        LockRank::coreRelease};  // one core release at a time (fixes timer lock order)
+
+    // Arbiter mode: where grants come from (null in standalone mode), and the threads that became
+    // runnable while no core was active (guarded by pendingLock; drained when a core is granted).
+    arbclient::CoreProvider* provider = nullptr;
+    SpinLock pendingLock{LockRank::pending};
+    ThreadContext* pendingHead = nullptr;
+    ThreadContext* pendingTail = nullptr;
+
+    // Lending (blocking.cc): spare carriers (made on demand, up to kMaxSpareCarriers; idle ones in
+    // a list under spareLock) and the monitor thread, which sleeps on monitorWord.
+    static constexpr int kMaxSpareCarriers = 256;
+    std::unique_ptr<Carrier[]> spares;
+    int sparesMade = 0;  // written by the monitor only
+    SpinLock spareLock{LockRank::spare};
+    Carrier* idleSpares = nullptr;
+    pthread_t monitorThread{};
+    bool monitorStarted = false;
+    uint64_t lendAfterTicks = 0;
+    alignas(64) std::atomic<uint32_t> monitorWord{0};  // futex: 1 = look now
+    std::atomic<bool> monitorNapping{false};           // sleeping longer than its shortest period
+    std::atomic<uint64_t> coresLent{0};                // blocking calls whose core was lent
+    // Why raw system calls are not caught although the options asked for it (empty: they are, or
+    // were not asked for). Written at start-up only.
+    std::string syscallDispatchRefusal;
+
+    // Fast release (release_watcher.cc), arbiter mode only.
+    pthread_t releaseWatcherThread{};
+    bool releaseWatcherStarted = false;
+    std::atomic<uint64_t> releasesAwaitingPark{0};           // written by the watcher only
+    std::atomic<uint64_t> releasesPreemptedAfterWaiting{0};  // likewise
+
+    alignas(64) std::atomic<uint64_t> threadsCreated{0};  // by kernel threads that are not carriers
+    std::atomic<uint64_t> liveThreads{0};
+    std::atomic<uint64_t> peakLiveThreads{0};
+
+    // Thread classes: placement rules and exclusive reservations (core_policy.h); in arbiter mode
+    // the thread that keeps the request in step with them (request_sender.h).
+    alignas(64) CorePolicy policy;
+    RequestSender requestSender;
+};
+
+extern RuntimeState* gRuntime;
+
+// The carrier of the calling kernel thread: the running user thread's carrier, or (in a dispatcher)
+// the carrier whose TCB is current; null on other kernel threads.
+Carrier* currentCarrier();
+
+// Kernel threads of the runtime itself (carriers, spares, the monitor, the poller): made with the
+// host's real pthread_create (see arbrt/embed/host.h).
+int hostCreateThread(pthread_t* thread, void* (*fn)(void*), void* arg);
+int hostJoinThread(pthread_t thread);
+
+// Builds the runtime state and starts its carriers for validated options on a probed platform:
+// the second half of start(), and the fork child's rebuild (fork.cc). Sets gRuntime on success.
+std::optional<Error> startRuntime(const RuntimeOptions& options);
+
+// --- Clock (clock.cc).
+// The TSC rate against CLOCK_MONOTONIC from two bracketed samples at least 250 us apart: begin
+// takes the first, finish sleeps what is left of the span (nothing if the work between took that
+// long) and takes the second. calibrateClock() does both at once.
+struct ClockCalibration {
+    uint64_t tsc, ns;
+};
+ClockCalibration beginClockCalibration();
+void finishClockCalibration(const ClockCalibration& begun);
+void calibrateClock();
+// The monitor, when it is due: the TSC rate over the whole run so far. Returns the CLOCK_MONOTONIC
+// time of the next refinement (soon after start-up, then every second).
+uint64_t refineClockRate();
+uint64_t tscToNs(uint64_t tsc);
+uint64_t nsToTsc(uint64_t ns);  // absolute nowNs()-timeline instant -> TSC reading
+uint64_t ticksForNs(uint64_t ns);
+uint64_t ticksToNs(uint64_t ticks);
+
+}  // namespace arbrt::detail

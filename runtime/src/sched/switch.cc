@@ -1,0 +1,302 @@
+// Context switches, park/unpark. A switch saves the outgoing thread's registers on its own stack
+// (Boost.Context's fcontext), points %fs at the incoming thread's TCB and jumps. The outgoing
+// thread is published (requeued, parked, freed) only by the context that resumes next, after its
+// registers are saved, so no other carrier can resume a half-saved thread.
+#include "arbrt/embed/invariant.h"
+#include "platform/arch.h"
+#include "sched/runtime_state.h"
+
+namespace arbrt::detail {
+
+using boost::context::detail::jump_fcontext;
+
+ThreadContext* currentContext() {
+    return readTcbSlot<ThreadContext>(kUserThreadSlot);
+}
+
+Carrier* currentCarrier() {
+    if (ThreadContext* t = currentContext()) return t->carrier;
+    return readTcbSlot<Carrier>(kCarrierSlot);
+}
+
+namespace {
+
+// Commits a park begun by parkCurrent(): PARKING -> PARKED, unless a signal left a permit
+// meanwhile, in which case the thread stays runnable (the permit is consumed by this wake-up).
+void commitPark(ThreadContext* t) {
+    uint64_t s = t->runState.load(std::memory_order_relaxed);
+    for (;;) {
+        ARB_ASSERT((s & kPhaseMask) == kParking,
+                   "only parkCurrent() starts a park, and nothing else leaves kParking");
+        const uint64_t base = s & ~(kPhaseMask | kPermit);
+        if (s & kPermit) {
+            if (t->runState.compare_exchange_weak(s, base | kRunnable, std::memory_order_acq_rel)) {
+                enqueue(t, Wake::requeue);
+                return;
+            }
+        } else if (t->runState.compare_exchange_weak(s, base | kParked,
+                                                     std::memory_order_release)) {
+            return;
+        }
+    }
+}
+
+void finishExit(ThreadContext* t);
+
+// Whether per-thread CPU clocks run (enableCpuClocks): off until a program first asks for one,
+// since the TSC read costs ~10 ns per switch. Set once, never cleared; read on every switch.
+std::atomic<bool> gCpuClocksOn{false};
+
+// Per-thread CPU clocks (ThreadContext::cpuClock): one TSC read per switch charges the outgoing
+// thread and starts the incoming one. Either side may be null (the dispatcher). Relaxed: the
+// clock's single word is all a reader needs, and only this carrier writes it while the thread is
+// switching. Done before the switch's action publishes `from` to other carriers.
+inline void accountSwitch(ThreadContext* from, ThreadContext* to) {
+    const uint64_t now = rdtsc();
+    if (from) {
+        const uint64_t c = from->cpuClock.load(std::memory_order_relaxed);
+        if (c & kRunningBit)
+            from->cpuClock.store(now - (c & ~kRunningBit), std::memory_order_relaxed);
+    }
+    if (to) {
+        const uint64_t c = to->cpuClock.load(std::memory_order_relaxed);
+        if (!(c & kRunningBit))
+            to->cpuClock.store(kRunningBit | (now - c), std::memory_order_relaxed);
+    }
+}
+
+}  // namespace
+
+void startCpuClocks() {
+    if (gCpuClocksOn.load(std::memory_order_relaxed)) return;
+    gCpuClocksOn.store(true, std::memory_order_relaxed);
+    // The caller's own clock starts now (it owns the word while it runs); threads running on other
+    // carriers start at their next switch.
+    if (ThreadContext* self = currentContext()) {
+        const uint64_t c = self->cpuClock.load(std::memory_order_relaxed);
+        if (!(c & kRunningBit)) {
+            self->cpuClock.store(kRunningBit | (rdtsc() - c), std::memory_order_relaxed);
+        }
+    }
+}
+
+uint64_t cpuTicksOf(const ThreadContext* t) {
+    const uint64_t c = t->cpuClock.load(std::memory_order_relaxed);
+    if (!(c & kRunningBit)) return c;
+    const uint64_t base = c & ~kRunningBit;
+    const uint64_t now = rdtsc();
+    return now > base ? now - base : 0;
+}
+
+void completeSwitch(transfer_t t) {
+    auto* record = static_cast<SwitchRecord*>(t.data);
+    ThreadContext* from = record->from;
+    if (gCpuClocksOn.load(std::memory_order_relaxed)) accountSwitch(from, currentContext());
+    if (!from) {
+        record->carrier->dispatcherContext = t.fctx;
+        return;
+    }
+    from->savedContext = t.fctx;
+    switch (record->action) {
+        case AfterSwitch::nothing:
+            break;
+        case AfterSwitch::queued:
+            from->switching.store(false, std::memory_order_release);
+            break;
+        case AfterSwitch::requeue:
+            enqueue(from, Wake::requeue);
+            break;
+        case AfterSwitch::park:
+            commitPark(from);
+            break;
+        case AfterSwitch::exit:
+            finishExit(from);
+            break;
+        case AfterSwitch::rejoin:
+            enqueue(from, Wake::wakeup);
+            break;
+    }
+}
+
+void rejoinAfterLend(ThreadContext* self) {
+    Carrier* c = self->carrier;
+    if (c->core->cohortDispatch) [[unlikely]]
+        noteResumeTag(self);  // queued at the resume point of its blocking call
+    c->record.from = self;
+    c->record.action = AfterSwitch::rejoin;
+    std::atomic_ref(c->current).store(nullptr, std::memory_order_relaxed);
+    setThreadPointer(c->nativeTcb);
+    transfer_t t = jump_fcontext(c->dispatcherContext, &c->record);
+    completeSwitch(t);  // resumed by whichever carrier took us from the run queue
+}
+
+void switchAway(ThreadContext* self, AfterSwitch action) {
+    switchTo(self, nullptr, action);
+}
+
+void switchTo(ThreadContext* self, ThreadContext* next, AfterSwitch action) {
+    Carrier* c = self->carrier;
+    Core* core = c->core;
+    // Barrier-aware release (park_history.h): the park rhythm tells the release watcher when this
+    // thread will next park. Two TSC reads per park (here and at the resume), and only where
+    // cores can be asked back; only this thread writes it.
+    bool trackRhythm = false;
+    if (c->arbiterCpu >= 0) {
+        pollArbiter(c);
+        if (action == AfterSwitch::park) {
+            trackRhythm = true;
+            recordPark(&self->parkRhythm, rdtsc());
+        }
+    }
+    // A class change waits for the thread's switch, so it never moves while it runs or is queued
+    // (core_policy.h). One load of the thread's first line. A thread now confined to another core
+    // is made runnable there after the switch (rejoin), not queued here.
+    if (self->replace.load(std::memory_order_relaxed) && action != AfterSwitch::exit) [[unlikely]] {
+        if (gRuntime->policy.replaceAtSwitch(self, core) && action == AfterSwitch::requeue) {
+            action = AfterSwitch::rejoin;
+        }
+    }
+    if (!next && !core->releaseRequested.load(std::memory_order_relaxed) &&
+        !core->lendBack.load(std::memory_order_relaxed)) {
+        fireExpiredTimers(core);
+        if (action == AfterSwitch::requeue) {
+            // A yield gives every runnable thread a turn: a thread waiting in runNext joins the
+            // queue first, or two threads yielding to each other would starve it forever.
+            if (core->runNext.load(std::memory_order_relaxed)) flushRunNext(core);
+            next = swapWithNext(core, self);
+            if (next) {
+                action = AfterSwitch::queued;
+            } else if (self->queueClass == kNormalQueue) {
+                // Only runNext was waiting (requeue after the switch), or only batch threads
+                // wait: they never take the core from a normal thread.
+                next = takeNextNormal(core);
+            } else {
+                next = takeNext(core);
+            }
+        } else {
+            next = takeNext(core);
+        }
+    }
+    core->contextSwitches.store(core->contextSwitches.load(std::memory_order_relaxed) + 1,
+                                std::memory_order_relaxed);
+    // Cohort dispatch: the tag a core's scan compares, from the resume point this thread parks
+    // or is queued at (one byte load of the core's runNext line otherwise).
+    if (core->cohortDispatch) [[unlikely]]
+        noteResumeTag(self);
+    // Re-arms syscall user dispatch after a clone ran in place (syscall_dispatch.h): one load of
+    // the carrier's own line.
+    if (c->syscallSelector.load(std::memory_order_relaxed) != 1 /*kSyscallsTrapped*/) [[unlikely]] {
+        c->syscallSelector.store(1, std::memory_order_relaxed);
+    }
+    c->record.from = self;
+    c->record.action = action;
+    transfer_t t;
+    if (next) {
+        core->threadStarts.store(core->threadStarts.load(std::memory_order_relaxed) + 1,
+                                 std::memory_order_relaxed);  // owner-only: no locked increment
+        std::atomic_ref(c->current).store(next, std::memory_order_relaxed);
+        std::atomic_ref(next->carrier).store(c, std::memory_order_relaxed);
+        setThreadPointer(next->tcb);
+        t = jump_fcontext(next->savedContext, &c->record);
+    } else {
+        std::atomic_ref(c->current).store(nullptr, std::memory_order_relaxed);
+        setThreadPointer(c->nativeTcb);
+        t = jump_fcontext(c->dispatcherContext, &c->record);
+    }
+    // Resumed, possibly on another carrier: only `t` says which.
+    completeSwitch(t);
+    if (trackRhythm) recordResume(&self->parkRhythm, rdtsc());  // the next burst starts
+}
+
+bool claimParked(ThreadContext* t, uint32_t generation) {
+    uint64_t parked = packState(generation, kParked);
+    return t->runState.compare_exchange_strong(parked, packState(generation, kRunnable),
+                                               std::memory_order_acq_rel);
+}
+
+void signalContext(ThreadContext* t, uint32_t generation, Wake how) {
+    uint64_t s = t->runState.load(std::memory_order_acquire);
+    for (;;) {
+        if (generationOf(s) != generation)
+            return;  // recycled: the signal was for an earlier thread
+        if ((s & kPhaseMask) == kParked) {
+            if (t->runState.compare_exchange_weak(s, packState(generation, kRunnable),
+                                                  std::memory_order_acq_rel)) {
+                enqueue(t, how);
+                return;
+            }
+        } else if (s & kPermit) {
+            return;
+        } else if (t->runState.compare_exchange_weak(s, s | kPermit, std::memory_order_acq_rel)) {
+            return;
+        }
+    }
+}
+
+void parkCurrent(ThreadContext* self) {
+    uint64_t s = self->runState.load(std::memory_order_acquire);
+    for (;;) {
+        ARB_ASSERT((s & kPhaseMask) == kRunnable, "a running thread is in phase kRunnable");
+        if (s & kPermit) {
+            if (self->runState.compare_exchange_weak(s, s & ~kPermit, std::memory_order_acquire)) {
+                return;
+            }
+        } else if (self->runState.compare_exchange_weak(s, (s & ~kPhaseMask) | kParking,
+                                                        std::memory_order_relaxed)) {
+            break;
+        }
+    }
+    switchAway(self, AfterSwitch::park);
+}
+
+namespace {
+
+// The exiting thread's stack is no longer in use: publish its result to a joiner, or free it.
+void finishExit(ThreadContext* t) {
+    gRuntime->liveThreads.fetch_sub(1, std::memory_order_relaxed);
+    // While batch threads live the arbiter request depends on the normal threads (thread.cc).
+    if (gRuntime->policy.batchThreads() != 0) [[unlikely]]
+        requestChanged();
+    uint64_t s = t->lifecycle.load(std::memory_order_acquire);
+    for (;;) {
+        const uint32_t gen = generationOf(s);
+        switch (s & kJoinMask) {
+            case kJoinable:
+                if (t->lifecycle.compare_exchange_weak(s, packState(gen, kExited),
+                                                       std::memory_order_acq_rel)) {
+                    return;
+                }
+                break;
+            case kJoining: {
+                // Read before the CAS: the joiner may return after it.
+                Waiter* joiner = t->joiner.load(std::memory_order_relaxed);
+                ARB_ASSERT(joiner != nullptr,
+                           "kJoining is set only after the joiner slot is claimed");
+                if (t->lifecycle.compare_exchange_weak(s, packState(gen, kExited),
+                                                       std::memory_order_acq_rel)) {
+                    wake(joiner);
+                    return;
+                }
+                break;
+            }
+            case kExiting:
+                // Its joiner was woken by exitCurrent() and nothing else changes lifecycle in this
+                // phase (join, detach and tryJoin only read it), so a store publishes it.
+                t->lifecycle.store(packState(gen, kExited), std::memory_order_release);
+                return;
+            case kDetached:
+                if (t->lifecycle.compare_exchange_weak(s, packState(gen + 1, kFree),
+                                                       std::memory_order_acq_rel)) {
+                    releaseContext(t);
+                    return;
+                }
+                break;
+            default:
+                ARB_UNREACHABLE("an exiting thread is joinable, being joined, or detached");
+                return;
+        }
+    }
+}
+
+}  // namespace
+}  // namespace arbrt::detail

@@ -1,8 +1,0 @@
-// The interceptor slot of the runtime's system-call layer (sys.h).
-#include "sys.h"
-
-namespace arbrt::detail {
-
-std::atomic<SyscallInterceptor> gSyscallInterceptor{nullptr};
-
-}  // namespace arbrt::detail
