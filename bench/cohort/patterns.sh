@@ -36,15 +36,9 @@ done
 for b in arbrun arbloadgen parsec-workloads/pipeline; do
   [[ -x $build/bin/$b ]] || { echo "patterns.sh: $build/bin/$b not found: build first" >&2; exit 2; }
 done
-work=$(mktemp -d "${TMPDIR:-/tmp}/arbrun-cohort-patterns.XXXXXX")
-server=
-cleanup() {
-  if [[ -n $server ]]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# shellcheck source=../lib/server.sh
+source "$(dirname "$0")/../lib/server.sh"
+bench_scratch cohort-patterns
 
 modes=(native fifo cohort)
 prefix() {  # prefix MODE: the words that run a program in MODE
@@ -80,21 +74,8 @@ mc_once() {  # mc_once MODE: "P50 P99 FORMED MEAN"
   local m=$1 port started=0
   local -a cmd=(memcached -t 4 -l 127.0.0.1 -U 0 -c 1024)
   [[ $(id -u) -eq 0 ]] && cmd+=(-u root)
-  for _ in 1 2 3 4 5; do
-    port=$((20000 + RANDOM % 20000))
-    # shellcheck disable=SC2046
-    $(prefix "$m") "${cmd[@]}" -p "$port" 2>"$work/server.err" &
-    server=$!
-    for _ in $(seq 100); do
-      (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && { started=1; break; }
-      kill -0 "$server" 2>/dev/null || break
-      sleep 0.02
-    done
-    (( started )) && break
-    wait "$server" 2>/dev/null || true
-    server=
-  done
-  (( started )) || { echo "patterns.sh: memcached did not start" >&2; exit 1; }
+  # shellcheck disable=SC2046  # the prefix is meant to split
+  start_on_free_port $(prefix "$m") "${cmd[@]}" || { echo "patterns.sh: memcached did not start" >&2; exit 1; }
   "$build/bin/arbloadgen" --port "$port" --rate "$rate" --duration 1 --connections 8 >/dev/null 2>&1 || true
   "$build/bin/arbloadgen" --port "$port" --rate "$rate" --duration "$duration" --connections 8 \
       --drain 0.5 >"$work/load.out" 2>&1 || { echo "patterns.sh: arbloadgen failed" >&2; exit 1; }

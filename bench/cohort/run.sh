@@ -52,15 +52,9 @@ if (( cg_requests > 0 )) && ! command -v valgrind >/dev/null; then
   echo "run.sh: --cachegrind needs valgrind (apt-get install valgrind)" >&2; exit 2
 fi
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/arbrun-cohort.XXXXXX")
-server=
-cleanup() {
-  if [[ -n $server ]]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# shellcheck source=../lib/server.sh
+source "$(dirname "$0")/../lib/server.sh"
+bench_scratch cohort
 
 cc -O2 -pthread -o "$work/staged_server" "$here/staged_server.c"
 cc -O2 -o "$work/client" "$here/client.c"

@@ -17,7 +17,7 @@
 #   --connections load-generator connections (default 4)
 #   --repeat      runs per mode (default 3)
 #   --arbrun-args extra arbrun options (always: --standalone), e.g. "--idle-spin 0"
-# Goal (issue): server CPU under arbrun <= 1.2x native, p50 and p99 no worse than native.
+# Goal: server CPU under arbrun <= 1.2x native, p50 and p99 no worse than native.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -57,15 +57,9 @@ if [[ -n $baseline ]]; then
   modes=(native baseline arbrun)
 fi
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/arbrun-idlecpu.XXXXXX")
-server=
-cleanup() {
-  if [[ -n $server ]]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# shellcheck source=../lib/server.sh
+source "$(dirname "$0")/../lib/server.sh"
+bench_scratch idlecpu
 
 ticks=$(getconf CLK_TCK)
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }  # utime + stime of the whole process
@@ -81,20 +75,7 @@ run_once() {
     # shellcheck disable=SC2206  # the extra options are meant to split
     cmd=("$tree/bin/arbrun" --standalone $arbrun_args -- "${cmd[@]}")
   fi
-  for _ in 1 2 3 4 5; do  # a random free port; memcached exits at once if it is taken
-    port=$((20000 + RANDOM % 20000))
-    "${cmd[@]}" -p "$port" 2>"$work/server.err" &
-    server=$!
-    for _ in $(seq 100); do
-      (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && { started=1; break; }
-      kill -0 "$server" 2>/dev/null || break
-      sleep 0.02
-    done
-    (( started )) && break
-    wait "$server" 2>/dev/null || true
-    server=
-  done
-  (( started )) || { echo "run.sh: memcached did not start: $(tail -2 "$work/server.err")" >&2; exit 1; }
+  start_on_free_port "${cmd[@]}" || { echo "run.sh: memcached did not start: $(tail -2 "$work/server.err")" >&2; exit 1; }
   # arbloadgen sets its keys first, then measures: sample the CPU clock when the measurement starts
   # (its first second excluded from both) by running a 1 s warm-up load first.
   "$build/bin/arbloadgen" --port "$port" --rate "$rate" --duration 1 --connections "$connections" \

@@ -1,0 +1,38 @@
+# Shared by the benchmark scripts that run a server (source it; bash only): a scratch directory
+# removed on exit together with the server, and starting a server on a random free port.
+
+# bench_scratch NAME: makes $work (a fresh directory under $TMPDIR) and sets traps that, on any
+# exit, stop the server whose pid the caller keeps in $server and remove $work.
+bench_scratch() {
+  work=$(mktemp -d "${TMPDIR:-/tmp}/arbrun-$1.XXXXXX")
+  server=
+  trap bench_cleanup EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+}
+
+bench_cleanup() {
+  if [[ -n ${server:-} ]]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+
+# start_on_free_port CMD...: runs `CMD... -p PORT` in the background on a random port, stderr to
+# $work/server.err, until it accepts TCP connections on 127.0.0.1 (up to 5 ports: a server such as
+# memcached exits at once when its port is taken). Sets $server and $port; returns 1 if none came up.
+start_on_free_port() {
+  local started=0
+  for _ in 1 2 3 4 5; do
+    port=$((20000 + RANDOM % 20000))
+    "$@" -p "$port" 2>"$work/server.err" &
+    server=$!
+    for _ in $(seq 100); do
+      (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && { started=1; break; }
+      kill -0 "$server" 2>/dev/null || break
+      sleep 0.02
+    done
+    (( started )) && return 0
+    wait "$server" 2>/dev/null || true
+    server=
+  done
+  return 1
+}
