@@ -133,7 +133,7 @@ fi
 
 (( cg_requests > 0 )) || exit 0
 # Cachegrind: each mode serves cg_requests requests (after 200 of warm-up) under valgrind, which
-# runs one thread at a time and simulates one cache hierarchy (this machine's sizes). Misses per
+# runs one thread at a time and simulates one cache hierarchy (sizes below). Misses per
 # request: whole process (start-up included, the same request count for every mode) and in the
 # three stage functions alone (what cohorts are meant to keep in cache).
 # valgrind runs its own system calls from outside libc, which syscall user dispatch would trap:
@@ -141,7 +141,7 @@ fi
 # on one core (--cores 1): the cache then sees exactly one core's dispatch order. Valgrind slows
 # the program some 50-100x while sleeps and the TSC keep real time, so the cohort time bound is
 # scaled up as much (--cohort-max-us 10000); the thread bound (--cohort-max) is unchanged.
-# Caches as this machine's L1s, with its 1 MiB L2 as the last level.
+# Caches as a common x86 core's L1s (32 KiB, 8-way), with a 1 MiB L2 as the last level.
 cg_arbrun_args="--native-syscalls --cores 1 --cohort-max-us 10000"
 cg_caches="--I1=32768,8,64 --D1=32768,8,64 --LL=1048576,16,64"
 echo "== cachegrind: $cg_requests requests per mode, $connections connections, $cg_caches"
