@@ -196,7 +196,7 @@ class ReadySink {
         }
         // As a joiner run directly (thread.cc): allowed here, the core takes it, and an exclusive
         // thread stays on its own core.
-        const Core* reserved = __atomic_load_n(&t->reservedCore, __ATOMIC_RELAXED);
+        const Core* reserved = std::atomic_ref(t->reservedCore).load(std::memory_order_relaxed);
         if (!t->allowed.test(size_t(here_->id)) || !acceptsThread(here_, t) ||
             (reserved && reserved != here_)) {
             enqueue(t, Wake::wakeup);  // its own core (or wherever it is allowed), woken there
