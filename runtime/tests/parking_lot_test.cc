@@ -197,6 +197,26 @@ TEST_F(ParkingLot, ParkInterruptible_AlreadyInterruptedDoesNotBlock) {
     EXPECT_EQ(arbrt::parkedCount(&word), 0u);
 }
 
+// The interruption is seen once and is gone when the park sorts out its result (another thread
+// took the process-directed signal): without a deadline that passed, that is an interruption, not
+// a time-out (an untimed pthread_cond_wait must never say ETIMEDOUT).
+TEST_F(ParkingLot, ParkInterruptible_InterruptionGoneBeforeTheResultIsNotATimeOut) {
+    for (const bool timed : {false, true}) {
+        int word = 0;
+        std::atomic<int> result{-1};
+        const uint64_t deadline =
+            timed ? arbrt::nowNs() + 3'600 * arbrt_test::kSecond : arbrt::kNoDeadline;
+        arbrt::ThreadId t = arbrt::createThread([&] {
+            int looks = 0;
+            result = int(arbrt::parkInterruptible(
+                &word, [] { return true; }, deadline, [&] { return ++looks == 1; }));
+        });
+        EXPECT_EQ(arbrt::join(t), 0);
+        EXPECT_EQ(result.load(), int(arbrt::ParkResult::interrupted)) << "timed " << timed;
+        EXPECT_EQ(arbrt::parkedCount(&word), 0u);
+    }
+}
+
 TEST_F(ParkingLot, ParkInterruptible_SpuriousSignalKeepsWaiting) {
     std::atomic<int> word{0};
     std::atomic<int> result{-1};

@@ -98,7 +98,14 @@ ParkResult parkImpl(const void* address, FunctionRef<bool()> validate, uint64_t 
             w.state.store(Waiter::kTimedOut, std::memory_order_relaxed);
             cb.queue.lock.unlock();
             // An interruption wins over a deadline that passed meanwhile: the caller acts on it.
-            if (interrupted && (*interrupted)()) return ParkResult::interrupted;
+            // And a wait whose deadline has not passed did not time out, even if what interrupted
+            // it is gone by now (a process-directed signal another thread took): that is an
+            // interruption with nothing left to act on, which callers treat as a spurious wake-up.
+            // Saying timedOut there made an untimed pthread_cond_wait return ETIMEDOUT.
+            if (interrupted &&
+                (deadlineNs == kNoDeadline || nowNs() < deadlineNs || (*interrupted)())) {
+                return ParkResult::interrupted;
+            }
             return ParkResult::timedOut;
         }
         cb.queue.lock.unlock();
