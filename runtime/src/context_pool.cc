@@ -1,3 +1,6 @@
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -5,6 +8,7 @@
 #include "arbrt/embed/invariant.h"
 #include "glibc_tcb.h"
 #include "runtime_state.h"
+#include "sys.h"
 
 namespace arbrt::detail {
 namespace {
@@ -30,7 +34,7 @@ uint64_t gTrimPeriodStartNs = 0;
 // Slabs of contexts, never freed (stale handles may read a context at any time). Guarded by
 // gShared.lock.
 struct Slab {
-    std::unique_ptr<ThreadContext[]> contexts;
+    ThreadContext* contexts;
     size_t used;
     Slab* next;
 };
@@ -43,20 +47,34 @@ constexpr size_t kMaxSlabs = 65536;
 std::atomic<ThreadContext*> gSlabTable[kMaxSlabs];
 size_t gSlabCount = 0;  // guarded by gShared.lock
 
+// A slab's 128 KiB in one mapping populated by the kernel in one call: constructing 256 contexts
+// in fresh heap memory took 32 page faults, about 80 us of every program's start-up on a VM (the
+// first slab is made for main()). Never unmapped (see Slab).
+ThreadContext* mapSlabContexts() {
+    const long mapped =
+        sysCall(SYS_mmap, 0, long(sizeof(ThreadContext) * kSlabSize), PROT_READ | PROT_WRITE,
+                MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (sysFailed(mapped)) return nullptr;
+    auto* contexts = reinterpret_cast<ThreadContext*>(mapped);
+    for (size_t i = 0; i < kSlabSize; ++i) new (&contexts[i]) ThreadContext;
+    return contexts;
+}
+
 ThreadContext* newContextLocked() {
     if (!gSlabs || gSlabs->used == kSlabSize) {
         if (gSlabCount == kMaxSlabs) return nullptr;
-        auto* slab = new (std::nothrow)
-            Slab{std::unique_ptr<ThreadContext[]>(new (std::nothrow) ThreadContext[kSlabSize]), 0,
-                 gSlabs};
-        if (!slab || !slab->contexts) {
-            delete slab;
+        ThreadContext* contexts = mapSlabContexts();
+        if (!contexts) return nullptr;
+        auto* slab = new (std::nothrow) Slab{contexts, 0, gSlabs};
+        if (!slab) {
+            sysCall(SYS_munmap, reinterpret_cast<long>(contexts),
+                    long(sizeof(ThreadContext) * kSlabSize));
             return nullptr;
         }
         for (size_t i = 0; i < kSlabSize; ++i) {
             slab->contexts[i].slot = uint32_t(gSlabCount * kSlabSize + i);
         }
-        gSlabTable[gSlabCount++].store(slab->contexts.get(), std::memory_order_release);
+        gSlabTable[gSlabCount++].store(slab->contexts, std::memory_order_release);
         gSlabs = slab;
     }
     return &gSlabs->contexts[gSlabs->used++];

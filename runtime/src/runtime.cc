@@ -206,8 +206,9 @@ using namespace detail;
 std::optional<Error> start(const RuntimeOptions& options) {
     if (gRuntime) return Error{Errc::alreadyRunning, "the arbrt runtime is already running"};
     if (auto err = validate(options)) return err;
-    // The calibration's span runs while the probe and the overflow handler are set up.
-    const ClockCalibration calibration = beginClockCalibration();
+    // The calibration's span runs while the probe and the overflow handler are set up (and, when
+    // the embedding layer began it, while that layer prepared itself).
+    const ClockCalibration calibration = takeEarlyClockCalibration();
     std::string why;
     if (!GlibcTcb::probe(&why)) return Error{Errc::unsupportedPlatform, why};
     gHaveFsgsbase = fsgsbaseAvailable();
@@ -229,6 +230,10 @@ bool stop() {
 
 bool isRunning() {
     return gRuntime != nullptr;
+}
+
+void beginClockCalibration() {
+    recordEarlyClockCalibration();
 }
 
 void setHostThreadApi(const HostThreadApi& api) {

@@ -90,13 +90,17 @@ int hostJoinThread(pthread_t thread);
 std::optional<Error> startRuntime(const RuntimeOptions& options);
 
 // --- Clock (clock.cc).
-// The TSC rate against CLOCK_MONOTONIC from two bracketed samples at least 250 us apart: begin
+// The TSC rate against CLOCK_MONOTONIC from two bracketed samples at least 100 us apart: begin
 // takes the first, finish sleeps what is left of the span (nothing if the work between took that
 // long) and takes the second. calibrateClock() does both at once.
 struct ClockCalibration {
     uint64_t tsc, ns;
 };
 ClockCalibration beginClockCalibration();
+// arbrt::beginClockCalibration() (embed/host.h) records a begin sample early; start() takes it
+// (once), or a fresh one when none was recorded.
+void recordEarlyClockCalibration();
+ClockCalibration takeEarlyClockCalibration();
 void finishClockCalibration(const ClockCalibration& begun);
 void calibrateClock();
 // The monitor, when it is due: the TSC rate over the whole run so far. Returns the CLOCK_MONOTONIC
