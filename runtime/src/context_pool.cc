@@ -31,7 +31,8 @@ struct SharedPool {
 // Written only by the monitor (trimContextPool): when the current trim period began.
 uint64_t gTrimPeriodStartNs = 0;
 
-// Slabs of contexts, never freed (stale handles may read a context at any time). Guarded by
+// Slabs of contexts, never freed (stale handles may read a context at any time); contexts[0, used)
+// are constructed. Guarded by
 // gShared.lock.
 struct Slab {
     ThreadContext* contexts;
@@ -46,24 +47,24 @@ constexpr size_t kSlabSize = 256;
 constexpr size_t kMaxSlabs = 65536;
 std::atomic<ThreadContext*> gSlabTable[kMaxSlabs];
 size_t gSlabCount = 0;  // guarded by gShared.lock
+// Contexts constructed so far (slots below it exist): written under gShared.lock after the
+// context and its slab's table entry (release), read by contextAtSlot() first (acquire).
+std::atomic<uint32_t> gSlotsMade{0};
 
-// A slab's 128 KiB in one mapping populated by the kernel in one call: constructing 256 contexts
-// in fresh heap memory took 32 page faults, about 80 us of every program's start-up on a VM (the
-// first slab is made for main()). Never unmapped (see Slab).
-ThreadContext* mapSlabContexts() {
-    const long mapped =
-        sysCall(SYS_mmap, 0, long(sizeof(ThreadContext) * kSlabSize), PROT_READ | PROT_WRITE,
-                MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-    if (sysFailed(mapped)) return nullptr;
-    auto* contexts = reinterpret_cast<ThreadContext*>(mapped);
-    for (size_t i = 0; i < kSlabSize; ++i) new (&contexts[i]) ThreadContext;
-    return contexts;
+// A slab's memory: mapped, not touched. Its contexts are constructed one at a time as they are
+// first handed out, so a process with one thread touches one page of it: constructing all 256
+// (128 KiB) up front cost 32 page allocations, about 90 us of every program's start-up on a VM
+// whether faulted in or populated. Never unmapped (see Slab).
+ThreadContext* mapSlab() {
+    const long mapped = sysCall(SYS_mmap, 0, long(sizeof(ThreadContext) * kSlabSize),
+                                PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return sysFailed(mapped) ? nullptr : reinterpret_cast<ThreadContext*>(mapped);
 }
 
 ThreadContext* newContextLocked() {
     if (!gSlabs || gSlabs->used == kSlabSize) {
         if (gSlabCount == kMaxSlabs) return nullptr;
-        ThreadContext* contexts = mapSlabContexts();
+        ThreadContext* contexts = mapSlab();
         if (!contexts) return nullptr;
         auto* slab = new (std::nothrow) Slab{contexts, 0, gSlabs};
         if (!slab) {
@@ -71,13 +72,14 @@ ThreadContext* newContextLocked() {
                     long(sizeof(ThreadContext) * kSlabSize));
             return nullptr;
         }
-        for (size_t i = 0; i < kSlabSize; ++i) {
-            slab->contexts[i].slot = uint32_t(gSlabCount * kSlabSize + i);
-        }
         gSlabTable[gSlabCount++].store(slab->contexts, std::memory_order_release);
         gSlabs = slab;
     }
-    return &gSlabs->contexts[gSlabs->used++];
+    const uint32_t slot = uint32_t((gSlabCount - 1) * kSlabSize + gSlabs->used);
+    ThreadContext* t = new (&gSlabs->contexts[gSlabs->used++]) ThreadContext;
+    t->slot = slot;
+    gSlotsMade.store(slot + 1, std::memory_order_release);
+    return t;
 }
 
 // Caller holds gShared.lock. Takes the most recently pooled equipped context, keeping lowWater.
@@ -205,6 +207,7 @@ void releaseContext(ThreadContext* t) {
 }
 
 ThreadContext* contextAtSlot(uint32_t slot) {
+    if (slot >= gSlotsMade.load(std::memory_order_acquire)) return nullptr;  // not made yet
     const size_t slab = slot / kSlabSize;
     if (slab >= kMaxSlabs) return nullptr;
     ThreadContext* contexts = gSlabTable[slab].load(std::memory_order_acquire);
