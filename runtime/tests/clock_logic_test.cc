@@ -56,7 +56,7 @@ TEST_F(Clock, Rate_MatchesMonotonicAfterRefinement) {
 }
 
 TEST_F(Clock, Calibration_ShortSpanMatchesMonotonic) {
-    // The start-up calibration alone (250 us, bracketed), no refinement: a 20 ms span in TSC
+    // The start-up calibration alone (100 us, bracketed), no refinement: a 20 ms span in TSC
     // ticks converts to within 0.2% of CLOCK_MONOTONIC (measured: 43 ppm at worst on a loaded VM).
     const uint64_t n0 = arbrt::nowNs(), t0 = rdtsc();
     const uint64_t end = n0 + 20'000'000;
@@ -72,18 +72,18 @@ TEST_F(Clock, Calibration_OverlapsTheWorkBetweenItsSamples) {
     while (arbrt::nowNs() < until) cpuRelax();
     const uint64_t before = arbrt::nowNs();
     finishClockCalibration(begun);
-    // No 250 us sleep: generous bound for a descheduled test, well under the span + a sleep.
+    // No 100 us sleep: generous bound for a descheduled test, well under the span + a sleep.
     EXPECT_LT(arbrt::nowNs() - before, 200'000u);
     EXPECT_NEAR(double(ticksToNs(ticksForNs(1'000'000))), 1e6, 1e3);
 }
 
 TEST_F(Clock, RefineClockRate_SoonAfterStartThenEverySecond) {
-    // Right after a 250 us calibration the next refinement is due within 7 spans (the span
+    // Right after a 100 us calibration the next refinement is due within 7 spans (the span
     // grows 8-fold), never more than a second later.
     const uint64_t before = arbrt::nowNs();
     const uint64_t next = refineClockRate();
     const uint64_t after = arbrt::nowNs();
-    EXPECT_GE(next, before + 7 * 250'000);
+    EXPECT_GE(next, before + 7 * 100'000);
     EXPECT_LE(next, after + 1'000'000'000);
 }
 

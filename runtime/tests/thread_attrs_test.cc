@@ -139,7 +139,10 @@ TEST_F(ThreadAttrs, CpuClock_CountsRunningTimeOnly) {
     const uint64_t parked = arbrt::threadCpuNs(t);
     EXPECT_GE(parked, 20'000'000u);
     arbrt_test::burn(1'000'000);
-    EXPECT_EQ(arbrt::threadCpuNs(t), parked);
+    // Its ticks stand still; their conversion to ns may not: the monitor refines the TSC rate
+    // (by parts per million) on its own schedule, soon after start-up. Running time would add
+    // the burn's duration, far more than that.
+    EXPECT_NEAR(double(arbrt::threadCpuNs(t)), double(parked), double(parked) * 1e-4);
     phase = 2;
     arbrt::signal(t);
     ASSERT_EQ(arbrt::join(t), 0);

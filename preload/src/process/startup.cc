@@ -187,6 +187,8 @@ void reportRawSyscallCatching() {
 }
 
 Mode decideMode() {
+    // The runtime's clock calibration spans the checks and set-up below instead of a sleep.
+    arbrt::beginClockCalibration();
     std::string error;
     // Before anything is installed (signal handlers, the runtime's threads): such a process
     // must see glibc exactly as without arbrun.

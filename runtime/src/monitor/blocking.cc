@@ -307,13 +307,27 @@ void* spareCarrierMain(void* arg) {
     return nullptr;
 }
 
+// Standalone mode: the carriers of cores 1.. (runtime_state.h: nextDeferredCarrier), first thing
+// in the monitor, so that the program's main() need not wait for them: on a many-CPU host that
+// is a kernel thread per CPU. Before the monitor's timer slack is set (threads inherit it). One
+// that cannot be created now is tried again at the monitor's next look (with the monitor's slack
+// then); meanwhile idle carriers steal what waits on its core.
+void startDeferredCarriers(RuntimeState& rt) {
+    while (rt.nextDeferredCarrier < rt.numCores && !rt.stopping.load(std::memory_order_acquire)) {
+        if (startCarrier(rt, rt.nextDeferredCarrier) != 0) return;
+        ++rt.nextDeferredCarrier;
+    }
+}
+
 void* monitorMain(void*) {
     RuntimeState& rt = *gRuntime;
+    startDeferredCarriers(rt);
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);  // 20 us naps must not become 70 us
     uint64_t period = kMonitorMinPeriodNs;
     std::vector<CoreWatch> watches(size_t(rt.numCores));
     uint64_t nextRefineNs = nowNs();
     while (!rt.stopping.load(std::memory_order_acquire)) {
+        if (rt.nextDeferredCarrier < rt.numCores) startDeferredCarriers(rt);
         const uint64_t now = nowNs();
         if (now >= nextRefineNs) nextRefineNs = refineClockRate();  // timers stay exact
         uint64_t next = kMonitorMaxPeriodNs;

@@ -83,7 +83,7 @@ bool runsInPlace(long number) {
 
 bool initSyscallDispatch(std::string* why) {
     if (!findLibcText(&gLibc, why) || !kernelHasSyscallDispatch(gLibc, why)) return false;
-    initSafePoints();  // unsafe code ranges and the FP state size the trampoline saves
+    initSafePoints();  // unsafe code ranges (the FP state size: ensureFpStateKnown)
     arbrtSyscallEntry = reinterpret_cast<void*>(gLibc.syscallReturn);
     gEnabled = true;
     return true;
@@ -98,6 +98,7 @@ void enableSyscallDispatch(Carrier* c) {
 }
 
 void enterSyscallTrampoline(void* ucontext, uintptr_t resumePc) {
+    ensureFpStateKnown();  // the trampoline reserves and saves that much
     greg_t* r = static_cast<ucontext_t*>(ucontext)->uc_mcontext.gregs;
     const uint64_t sp = uint64_t(r[REG_RSP]) - 136;  // below the red zone, one slot
     *reinterpret_cast<uint64_t*>(sp) = resumePc;

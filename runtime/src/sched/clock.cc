@@ -30,9 +30,11 @@ struct Calibration {
 
 // The start-up calibration's span. Bracketed samples make it short: over 40 calibrations of
 // 250 us on a 2-vCPU VM at load average 30, the worst rate was 43 ppm off the rate over a second
-// (a 10 ms sleep late by 0.4 us at worst), and the monitor refines it within milliseconds
-// (refineClockRate). It was a 2 ms nanosleep: half of arbrun's start-up.
-constexpr uint64_t kCalibrationSpanNs = 250'000;
+// (a 10 ms sleep late by 0.4 us at worst). 100 us is at worst about 2.5 times that error, only
+// until the monitor's first refinement (refineClockRate, as soon as it starts, then after 7 spans),
+// and the preload begins it before its own start-up work, so that it usually costs no sleep at
+// all. It was a 2 ms nanosleep (half of arbrun's start-up), then a 250 us one.
+constexpr uint64_t kCalibrationSpanNs = 100'000;
 // Each refinement waits until the span would grow this many times, and at most this long.
 constexpr uint64_t kRefineGrowth = 8;
 constexpr uint64_t kRefinePeriodNs = 1'000'000'000;
@@ -93,6 +95,22 @@ void finishClockCalibration(const ClockCalibration& begun) {
     gCal.spanNs = second.ns - begun.ns;
     setRate(second.tsc > begun.tsc ? double(second.ns - begun.ns) / double(second.tsc - begun.tsc)
                                    : 1.0);
+}
+
+namespace {
+// Written and read only by the thread that starts the runtime, before and in start() (embed/host.h
+// says so); a zero `ns` means none was recorded.
+ClockCalibration gEarly{0, 0};
+}  // namespace
+
+void recordEarlyClockCalibration() {
+    gEarly = beginClockCalibration();
+}
+
+ClockCalibration takeEarlyClockCalibration() {
+    const ClockCalibration early = gEarly;
+    gEarly = {0, 0};
+    return early.ns != 0 ? early : beginClockCalibration();
 }
 
 void calibrateClock() {

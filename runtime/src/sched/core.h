@@ -177,6 +177,10 @@ struct Carrier {
     // lending it a core) with atomic_ref relaxed stores; read by the release watcher the same way.
     int arbiterCpu = -1;
     pthread_t thread{};
+    // Whether `thread` exists (to be joined): written by whoever creates it (the thread starting
+    // the runtime, or the monitor for deferred carriers), read by stop() after it joined the
+    // monitor.
+    bool threadStarted = false;
     std::atomic<uint32_t> spareWord{0};  // spare: 1 once the monitor gave it a core
     Carrier* nextSpare = nullptr;        // idle-spare list link (under RuntimeState::spareLock)
     uint64_t baseSigmask = 0;            // its real signal mask while running user threads

@@ -168,10 +168,25 @@ std::once_flag gInitOnce;
 }  // namespace
 
 void initSafePoints() {
-    std::call_once(gInitOnce, [] {
+    std::call_once(gInitOnce, [] { dl_iterate_phdr(scanObject, nullptr); });
+}
+
+// 0: not known, 1: being found, 2: known. The finder's plain stores are published by its release
+// of 2; a handler arriving meanwhile waits (two CPUID instructions) with acquire loads, so that
+// the trampoline's plain reads see the values. Handlers never wait for anything else here.
+namespace {
+std::atomic<uint8_t> gFpStateKnown{0};
+}  // namespace
+
+void ensureFpStateKnown() {
+    if (gFpStateKnown.load(std::memory_order_acquire) == 2) return;
+    uint8_t expected = 0;
+    if (gFpStateKnown.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
         detectFpState();
-        dl_iterate_phdr(scanObject, nullptr);
-    });
+        gFpStateKnown.store(2, std::memory_order_release);
+        return;
+    }
+    while (gFpStateKnown.load(std::memory_order_acquire) != 2) cpuRelax();
 }
 
 void initPreemption() {
@@ -268,6 +283,7 @@ bool redirectToTrampoline(ThreadContext* t, ucontext_t* uc) {
     const auto pc = uintptr_t(uc->uc_mcontext.gregs[REG_RIP]);
     if (inUnsafeCode(pc)) return false;
     t->preemptedPc = pc;
+    ensureFpStateKnown();
     uc->uc_mcontext.gregs[REG_RIP] = greg_t(reinterpret_cast<uintptr_t>(&arbrt_preempt_trampoline));
     return true;
 }

@@ -20,9 +20,13 @@ namespace arbrt::detail {
 struct Core;
 struct Carrier;
 
-// Start-up: the objects no trampoline may interrupt (unsafe code) and the FP/vector state size the
-// trampolines save. Idempotent; also part of initPreemption().
+// Start-up: the objects no trampoline may interrupt (unsafe code). Idempotent; also part of
+// initPreemption().
 void initSafePoints();
+// The FP/vector state size the trampolines save, found (CPUID) by the first signal handler that
+// sends a thread into one, not at start-up: each CPUID is a VM exit, ~10 us on a VM, and most
+// programs never reach a trampoline. Call before redirecting a context there. Async-signal-safe.
+void ensureFpStateKnown();
 // Start-up: initSafePoints(), and the runtime's own preemption handler if it owns the signal.
 void initPreemption();
 // A carrier records the signal mask it runs user threads with (its own kernel thread, at start).

@@ -104,13 +104,17 @@ void* carrierMain(void* arg) {
     return nullptr;
 }
 
-void stopCarriers(RuntimeState& rt, int started) {
+// A deferred carrier the monitor creates after the wake-ups below sees `stopping` at its first
+// look; it is joined with the rest once the monitor (its only creator) is.
+void stopCarriers(RuntimeState& rt) {
     rt.stopping.store(true, std::memory_order_release);
-    for (int i = 0; i < started; ++i) wakeCarrier(&rt.cores[i]);
+    for (int i = 0; i < rt.numCores; ++i) wakeCarrier(&rt.cores[i]);
     stopRequestSender();
     stopReleaseWatcher();
     stopMonitorAndSpares();
-    for (int i = 0; i < started; ++i) gHost.join(rt.carriers[i].thread, nullptr);
+    for (int i = 0; i < rt.numCores; ++i) {
+        if (rt.carriers[i].threadStarted) gHost.join(rt.carriers[i].thread, nullptr);
+    }
     stopPoller();  // after every carrier that might wait on it or write its wake-up descriptor
     for (int i = 0; i < rt.numCores; ++i) flushCache(&rt.cores[i].cache);
 }
@@ -123,6 +127,12 @@ int hostCreateThread(pthread_t* thread, void* (*fn)(void*), void* arg) {
 
 int hostJoinThread(pthread_t thread) {
     return gHost.join(thread, nullptr);
+}
+
+int startCarrier(RuntimeState& rt, int i) {
+    const int err = gHost.create(&rt.carriers[i].thread, nullptr, carrierMain, &rt.carriers[i]);
+    rt.carriers[i].threadStarted = err == 0;
+    return err;
 }
 
 // Builds the state and starts the carriers; the options are valid and the platform probed.
@@ -172,6 +182,10 @@ std::optional<Error> startRuntime(const RuntimeOptions& options) {
         std::string why;
         if (!initSyscallDispatch(&why)) rt->syscallDispatchRefusal = why;
     }
+    // Standalone: threads queued on a core whose carrier the monitor has not created yet are run
+    // when it starts (or stolen by an idle carrier before that); nothing waits for it otherwise.
+    const int eagerCarriers = rt->provider ? rt->numCores : 1;
+    rt->nextDeferredCarrier = eagerCarriers;  // the monitor's from here on
     if (!startPoller() || !startMonitor() || !startReleaseWatcher() || !startRequestSender()) {
         rt->stopping.store(true, std::memory_order_release);
         stopRequestSender();
@@ -186,10 +200,9 @@ std::optional<Error> startRuntime(const RuntimeOptions& options) {
                      "cannot create the runtime's epoll, monitor, release-watcher or request "
                      "thread"};
     }
-    for (int i = 0; i < rt->numCores; ++i) {
-        if (int err =
-                gHost.create(&rt->carriers[i].thread, nullptr, carrierMain, &rt->carriers[i])) {
-            stopCarriers(*rt, i);
+    for (int i = 0; i < std::min(rt->numCores, eagerCarriers); ++i) {
+        if (int err = startCarrier(*rt, i)) {
+            stopCarriers(*rt);
             gRuntime = nullptr;
             delete rt;
             return Error{Errc::systemError,
@@ -206,8 +219,9 @@ using namespace detail;
 std::optional<Error> start(const RuntimeOptions& options) {
     if (gRuntime) return Error{Errc::alreadyRunning, "the arbrt runtime is already running"};
     if (auto err = validate(options)) return err;
-    // The calibration's span runs while the probe and the overflow handler are set up.
-    const ClockCalibration calibration = beginClockCalibration();
+    // The calibration's span runs while the probe and the overflow handler are set up (and, when
+    // the embedding layer began it, while that layer prepared itself).
+    const ClockCalibration calibration = takeEarlyClockCalibration();
     std::string why;
     if (!GlibcTcb::probe(&why)) return Error{Errc::unsupportedPlatform, why};
     gHaveFsgsbase = fsgsbaseAvailable();
@@ -219,7 +233,7 @@ std::optional<Error> start(const RuntimeOptions& options) {
 bool stop() {
     RuntimeState* rt = gRuntime;
     if (!rt || currentContext() || rt->liveThreads.load() != 0) return false;
-    stopCarriers(*rt, rt->numCores);
+    stopCarriers(*rt);
     stopEstimation();
     closeTrace();
     gRuntime = nullptr;
@@ -229,6 +243,10 @@ bool stop() {
 
 bool isRunning() {
     return gRuntime != nullptr;
+}
+
+void beginClockCalibration() {
+    recordEarlyClockCalibration();
 }
 
 void setHostThreadApi(const HostThreadApi& api) {

@@ -50,6 +50,12 @@ struct RuntimeState {
     Carrier* idleSpares = nullptr;
     pthread_t monitorThread{};
     bool monitorStarted = false;
+    // Standalone mode starts only core 0's carrier before the program runs; the monitor creates
+    // the others (startDeferredCarriers, blocking.cc) from this index on, off the program's
+    // start-up path. Written by the thread starting the runtime before the monitor exists, then
+    // by the monitor only. numCores when none is deferred (arbiter mode: every carrier waits for
+    // its grant from the start).
+    int nextDeferredCarrier = 0;
     uint64_t lendAfterTicks = 0;
     alignas(64) std::atomic<uint32_t> monitorWord{0};  // futex: 1 = look now
     std::atomic<bool> monitorNapping{false};           // sleeping longer than its shortest period
@@ -83,6 +89,8 @@ Carrier* currentCarrier();
 // Kernel threads of the runtime itself (carriers, spares, the monitor, the poller): made with the
 // host's real pthread_create (see arbrt/embed/host.h).
 int hostCreateThread(pthread_t* thread, void* (*fn)(void*), void* arg);
+// Creates carrier i's kernel thread (runtime.cc); 0 or the pthread_create error.
+int startCarrier(RuntimeState& rt, int i);
 int hostJoinThread(pthread_t thread);
 
 // Builds the runtime state and starts its carriers for validated options on a probed platform:
@@ -90,13 +98,17 @@ int hostJoinThread(pthread_t thread);
 std::optional<Error> startRuntime(const RuntimeOptions& options);
 
 // --- Clock (clock.cc).
-// The TSC rate against CLOCK_MONOTONIC from two bracketed samples at least 250 us apart: begin
+// The TSC rate against CLOCK_MONOTONIC from two bracketed samples at least 100 us apart: begin
 // takes the first, finish sleeps what is left of the span (nothing if the work between took that
 // long) and takes the second. calibrateClock() does both at once.
 struct ClockCalibration {
     uint64_t tsc, ns;
 };
 ClockCalibration beginClockCalibration();
+// arbrt::beginClockCalibration() (embed/host.h) records a begin sample early; start() takes it
+// (once), or a fresh one when none was recorded.
+void recordEarlyClockCalibration();
+ClockCalibration takeEarlyClockCalibration();
 void finishClockCalibration(const ClockCalibration& begun);
 void calibrateClock();
 // The monitor, when it is due: the TSC rate over the whole run so far. Returns the CLOCK_MONOTONIC

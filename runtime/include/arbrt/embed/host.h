@@ -14,6 +14,12 @@ struct HostThreadApi {
 // Call before start(). Null members keep the default (the pthread functions the runtime links to).
 void setHostThreadApi(const HostThreadApi& api);
 
+// Takes the first sample of start()'s TSC calibration now, so that the embedding layer's own work
+// before start() (its configuration, its signal handlers) counts toward the calibration's span
+// instead of a sleep inside start(). Optional: without it start() takes the sample itself. Call at
+// most once, before start(), from the thread that will call start().
+void beginClockCalibration();
+
 // Blocks the calling kernel thread (not a user thread) until no user thread is alive. Used when a
 // program's main thread exits with pthread_exit: the process lives on until its last thread ends.
 void waitUntilNoThreads();
