@@ -4,7 +4,8 @@
 // EOF to the peer. read()/readv() on sockets (arbrun makes them as recv with MSG_DONTWAIT first):
 // a program's O_NONBLOCK socket still gets EAGAIN from read; a blocking read whose peer closes
 // returns 0; a zero-length read does not consume a datagram; readv scatters; a descriptor number
-// first used by a pipe, closed and reused by a socket reads (and waits) as a socket.
+// first used by a pipe, closed and reused by a socket reads (and waits) as a socket. MSG_WAITALL
+// on a stream socket waits for the whole request when it arrives in pieces.
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -36,6 +37,37 @@ static void* packet_peer(void* arg) {
     memset(buf, 'p', sizeof buf);
     for (int i = 1; i <= 100; i++) CHECK(send(pk[1], buf, (size_t)i, 0) == i, "packet send %d", i);
     return NULL;
+}
+
+static int ws[2];
+static void* halves_peer(void* arg) {
+    (void)arg;
+    char half[32];
+    memset(half, 'h', sizeof half);
+    CHECK(send(ws[1], half, sizeof half, 0) == sizeof half, "first half");
+    usleep(2000);  // not synchronisation: makes the receiver see the first half alone
+    CHECK(send(ws[1], half, sizeof half, 0) == sizeof half, "second half");
+    return NULL;
+}
+
+// A blocking recv with MSG_WAITALL on a stream socket returns the whole request even when it
+// arrives in pieces; on a datagram socket it returns one (shorter) datagram.
+static void waitall_in_pieces(void) {
+    CHECK_SYS(socketpair(AF_UNIX, SOCK_STREAM, 0, ws));
+    char buf[64];
+    for (int i = 0; i < 20; i++) {
+        pthread_t t = compat_spawn(halves_peer, NULL);
+        ssize_t n = recv(ws[0], buf, sizeof buf, MSG_WAITALL);
+        CHECK(n == sizeof buf, "MSG_WAITALL returned %zd of %zu", n, sizeof buf);
+        compat_join(t);
+    }
+    close(ws[0]);
+    close(ws[1]);
+    CHECK_SYS(socketpair(AF_UNIX, SOCK_DGRAM, 0, ws));
+    CHECK(send(ws[1], "abc", 3, 0) == 3, "dgram send");
+    CHECK(recv(ws[0], buf, sizeof buf, MSG_WAITALL) == 3, "dgram MSG_WAITALL");
+    close(ws[0]);
+    close(ws[1]);
 }
 
 static int rs[2];
@@ -146,5 +178,6 @@ int main(void) {
         close(pk[1]);
     }
     read_on_sockets();
+    waitall_in_pieces();
     return compat_ok();
 }

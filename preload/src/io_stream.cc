@@ -113,9 +113,9 @@ bool wouldBlock(ssize_t r) {
 // Socket calls that take flags: try with MSG_DONTWAIT first (no extra system call when data or
 // buffer space is there), wait for readiness only if that would block and the caller wanted to
 // block.
+// `deadline` (0: not computed yet) is shared by the pieces of one call that loops (recvAll).
 template <typename Call>
-ssize_t socketCall(int fd, int flags, bool sending, Call&& call) {
-    uint64_t deadline = 0;
+ssize_t socketCall(int fd, int flags, bool sending, Call&& call, uint64_t& deadline) {
     for (;;) {
         const ssize_t r = call(flags | MSG_DONTWAIT);
         if (!wouldBlock(r) || (flags & MSG_DONTWAIT) || isNonBlocking(fd)) return r;
@@ -127,6 +127,39 @@ ssize_t socketCall(int fd, int flags, bool sending, Call&& call) {
                 return -1;
             case AfterWait::block:
                 return blockingCall([&] { return call(flags); });
+        }
+    }
+}
+
+template <typename Call>
+ssize_t socketCall(int fd, int flags, bool sending, Call&& call) {
+    uint64_t deadline = 0;
+    return socketCall(fd, flags, sending, call, deadline);
+}
+
+bool isStreamSocket(int fd) {
+    int type = 0;
+    socklen_t len = sizeof type;
+    return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_STREAM;
+}
+
+// A blocking recv with MSG_WAITALL on a stream socket returns only once `len` bytes came (or EOF,
+// an error, a signal or SO_RCVTIMEO after some data: then what came); the MSG_DONTWAIT try returns
+// what is there, so continue with the rest. Not for MSG_PEEK (a second peek would start over) nor
+// other socket types (MSG_WAITALL joins no datagrams); the type is asked only on a short piece.
+template <typename Recv>
+ssize_t recvAll(int fd, void* buf, size_t len, int flags, Recv&& recv) {
+    char* p = static_cast<char*>(buf);
+    uint64_t deadline = 0;
+    size_t done = 0;
+    for (;;) {
+        const ssize_t r = socketCall(
+            fd, flags, false, [&](int f) { return recv(p + done, len - done, f); }, deadline);
+        if (r < 0) return done > 0 ? ssize_t(done) : r;
+        done += size_t(r);
+        if (done >= len || r == 0 || !(flags & MSG_WAITALL) ||
+            (flags & (MSG_DONTWAIT | MSG_PEEK)) || isNonBlocking(fd) || !isStreamSocket(fd)) {
+            return ssize_t(done);
         }
     }
 }
@@ -207,15 +240,17 @@ ARBRUN_EXPORT ssize_t writev(int fd, const iovec* iov, int iovcnt) {
 ARBRUN_EXPORT ssize_t recv(int fd, void* buf, size_t len, int flags) {
     ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(recv)(fd, buf, len, flags);
-    return socketCall(fd, flags, false, [&](int f) { return ARBRUN_REAL(recv)(fd, buf, len, f); });
+    return recvAll(fd, buf, len, flags,
+                   [&](void* p, size_t n, int f) { return ARBRUN_REAL(recv)(fd, p, n, f); });
 }
 
 ARBRUN_EXPORT ssize_t recvfrom(int fd, void* buf, size_t len, int flags, sockaddr* from,
                                socklen_t* fromLen) {
     ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(recvfrom)(fd, buf, len, flags, from, fromLen);
-    return socketCall(fd, flags, false,
-                      [&](int f) { return ARBRUN_REAL(recvfrom)(fd, buf, len, f, from, fromLen); });
+    return recvAll(fd, buf, len, flags, [&](void* p, size_t n, int f) {
+        return ARBRUN_REAL(recvfrom)(fd, p, n, f, from, fromLen);
+    });
 }
 
 ARBRUN_EXPORT ssize_t recvmsg(int fd, msghdr* msg, int flags) {
