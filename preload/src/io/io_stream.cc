@@ -4,12 +4,22 @@
 // run bracketed as blocking calls (layer A). Descriptors are never made non-blocking: the flag is
 // shared with dup'ed descriptors and child processes. A descriptor the program made non-blocking
 // gets EAGAIN exactly as natively.
+//
+// read/readv on a socket are made as recv/recvmsg with MSG_DONTWAIT first (the kernel runs the same
+// sock_recvmsg for both, with the same flags for a zero-flag recv), so a socket with data costs one
+// system call, not a poll(0) look and the read. Descriptors of other kinds answer ENOTSOCK, are
+// remembered as such in a per-fd hint, and take the look-then-call path. The hint is only ever an
+// optimisation: a stale "not a socket" costs the look (the old path, correct for every kind), a
+// missing one costs one ENOTSOCK. It is forgotten when the program closes or dup2s over the number,
+// or accept returns it, so a socket that reuses a number normally gets the fast path again.
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <climits>
 
 #include "arbrt/embed/resume_point.h"
 #include "signals/interrupt.h"
@@ -19,6 +29,32 @@
 
 namespace arbrun {
 namespace {
+
+// Per-fd "not a socket" hints (see the top). Bits set with fetch_or when a recv says ENOTSOCK,
+// cleared by close/dup2/dup3/accept; any thread, relaxed: a hint read stale only picks the slower
+// correct path, or costs one failed recv. Descriptors at or above kHintFds have no hint (always
+// tried as sockets first).
+constexpr int kHintFds = 1 << 16;
+std::atomic<uint64_t> gNotSocket[kHintFds / 64];
+
+bool knownNotSocket(int fd) {
+    return fd >= 0 && fd < kHintFds &&
+           ((gNotSocket[fd / 64].load(std::memory_order_relaxed) >> (fd % 64)) & 1);
+}
+
+void markNotSocket(int fd) {
+    if (fd >= 0 && fd < kHintFds) {
+        gNotSocket[fd / 64].fetch_or(uint64_t{1} << (fd % 64), std::memory_order_relaxed);
+    }
+}
+
+// Forgets the hint of a number that now names (or will name) another open file; reads first, so
+// the common case (no hint) writes nothing shared.
+void forgetKind(int fd) {
+    if (knownNotSocket(fd)) {
+        gNotSocket[fd / 64].fetch_and(~(uint64_t{1} << (fd % 64)), std::memory_order_relaxed);
+    }
+}
 
 // One non-blocking look at the descriptor: true when it is ready for `events` (or in error, or
 // invalid: then the real call reports that).
@@ -77,9 +113,9 @@ bool wouldBlock(ssize_t r) {
 // Socket calls that take flags: try with MSG_DONTWAIT first (no extra system call when data or
 // buffer space is there), wait for readiness only if that would block and the caller wanted to
 // block.
+// `deadline` (0: not computed yet) is shared by the pieces of one call that loops (recvAll).
 template <typename Call>
-ssize_t socketCall(int fd, int flags, bool sending, Call&& call) {
-    uint64_t deadline = 0;
+ssize_t socketCall(int fd, int flags, bool sending, Call&& call, uint64_t& deadline) {
     for (;;) {
         const ssize_t r = call(flags | MSG_DONTWAIT);
         if (!wouldBlock(r) || (flags & MSG_DONTWAIT) || isNonBlocking(fd)) return r;
@@ -91,6 +127,39 @@ ssize_t socketCall(int fd, int flags, bool sending, Call&& call) {
                 return -1;
             case AfterWait::block:
                 return blockingCall([&] { return call(flags); });
+        }
+    }
+}
+
+template <typename Call>
+ssize_t socketCall(int fd, int flags, bool sending, Call&& call) {
+    uint64_t deadline = 0;
+    return socketCall(fd, flags, sending, call, deadline);
+}
+
+bool isStreamSocket(int fd) {
+    int type = 0;
+    socklen_t len = sizeof type;
+    return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_STREAM;
+}
+
+// A blocking recv with MSG_WAITALL on a stream socket returns only once `len` bytes came (or EOF,
+// an error, a signal or SO_RCVTIMEO after some data: then what came); the MSG_DONTWAIT try returns
+// what is there, so continue with the rest. Not for MSG_PEEK (a second peek would start over) nor
+// other socket types (MSG_WAITALL joins no datagrams); the type is asked only on a short piece.
+template <typename Recv>
+ssize_t recvAll(int fd, void* buf, size_t len, int flags, Recv&& recv) {
+    char* p = static_cast<char*>(buf);
+    uint64_t deadline = 0;
+    size_t done = 0;
+    for (;;) {
+        const ssize_t r = socketCall(
+            fd, flags, false, [&](int f) { return recv(p + done, len - done, f); }, deadline);
+        if (r < 0) return done > 0 ? ssize_t(done) : r;
+        done += size_t(r);
+        if (done >= len || r == 0 || !(flags & MSG_WAITALL) ||
+            (flags & (MSG_DONTWAIT | MSG_PEEK)) || isNonBlocking(fd) || !isStreamSocket(fd)) {
+            return ssize_t(done);
         }
     }
 }
@@ -112,6 +181,20 @@ ssize_t sendAll(int fd, const void* buf, size_t len, int flags, Send&& send) {
     }
 }
 
+// A read-like call on a descriptor that may be a socket: `asSocket` (the recv form, flags 0) when
+// the hint allows, else, or when it says ENOTSOCK, `asAnyKind` through the look-then-call path.
+// Only for requests of at least one byte: a zero-length read returns 0 on a socket without
+// consuming a datagram, which a zero-length recv would not.
+template <typename AsSocket, typename AsAnyKind>
+ssize_t readMaybeSocket(int fd, bool nonEmpty, AsSocket&& asSocket, AsAnyKind&& asAnyKind) {
+    if (nonEmpty && !knownNotSocket(fd)) {
+        const ssize_t r = socketCall(fd, 0, false, asSocket);
+        if (r >= 0 || errno != ENOTSOCK) return r;
+        markNotSocket(fd);
+    }
+    return whenReady(fd, false, asAnyKind);
+}
+
 }  // namespace
 }  // namespace arbrun
 
@@ -120,13 +203,26 @@ using namespace arbrun;
 ARBRUN_EXPORT ssize_t read(int fd, void* buf, size_t count) {
     ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(read)(fd, buf, count);
-    return whenReady(fd, false, [&] { return ARBRUN_REAL(read)(fd, buf, count); });
+    return readMaybeSocket(
+        fd, count > 0, [&](int f) { return ARBRUN_REAL(recv)(fd, buf, count, f); },
+        [&] { return ARBRUN_REAL(read)(fd, buf, count); });
 }
 
 ARBRUN_EXPORT ssize_t readv(int fd, const iovec* iov, int iovcnt) {
     ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(readv)(fd, iov, iovcnt);
-    return whenReady(fd, false, [&] { return ARBRUN_REAL(readv)(fd, iov, iovcnt); });
+    // recvmsg refuses more than IOV_MAX buffers with EMSGSIZE where readv says EINVAL: such calls,
+    // and empty ones, take the plain path.
+    size_t total = 0;
+    if (iov && iovcnt > 0 && iovcnt <= IOV_MAX) {
+        for (int i = 0; i < iovcnt; ++i) total += iov[i].iov_len;
+    }
+    msghdr msg{};
+    msg.msg_iov = const_cast<iovec*>(iov);
+    msg.msg_iovlen = size_t(iovcnt);
+    return readMaybeSocket(
+        fd, total > 0, [&](int f) { return ARBRUN_REAL(recvmsg)(fd, &msg, f); },
+        [&] { return ARBRUN_REAL(readv)(fd, iov, iovcnt); });
 }
 
 ARBRUN_EXPORT ssize_t write(int fd, const void* buf, size_t count) {
@@ -144,15 +240,17 @@ ARBRUN_EXPORT ssize_t writev(int fd, const iovec* iov, int iovcnt) {
 ARBRUN_EXPORT ssize_t recv(int fd, void* buf, size_t len, int flags) {
     ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(recv)(fd, buf, len, flags);
-    return socketCall(fd, flags, false, [&](int f) { return ARBRUN_REAL(recv)(fd, buf, len, f); });
+    return recvAll(fd, buf, len, flags,
+                   [&](void* p, size_t n, int f) { return ARBRUN_REAL(recv)(fd, p, n, f); });
 }
 
 ARBRUN_EXPORT ssize_t recvfrom(int fd, void* buf, size_t len, int flags, sockaddr* from,
                                socklen_t* fromLen) {
     ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(recvfrom)(fd, buf, len, flags, from, fromLen);
-    return socketCall(fd, flags, false,
-                      [&](int f) { return ARBRUN_REAL(recvfrom)(fd, buf, len, f, from, fromLen); });
+    return recvAll(fd, buf, len, flags, [&](void* p, size_t n, int f) {
+        return ARBRUN_REAL(recvfrom)(fd, p, n, f, from, fromLen);
+    });
 }
 
 ARBRUN_EXPORT ssize_t recvmsg(int fd, msghdr* msg, int flags) {
@@ -188,12 +286,35 @@ ARBRUN_EXPORT ssize_t sendmsg(int fd, const msghdr* msg, int flags) {
 ARBRUN_EXPORT int accept(int fd, sockaddr* addr, socklen_t* len) {
     ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(accept)(fd, addr, len);
-    return int(whenReady(fd, false, [&] { return ssize_t(ARBRUN_REAL(accept)(fd, addr, len)); }));
+    const int r =
+        int(whenReady(fd, false, [&] { return ssize_t(ARBRUN_REAL(accept)(fd, addr, len)); }));
+    forgetKind(r);
+    return r;
 }
 
 ARBRUN_EXPORT int accept4(int fd, sockaddr* addr, socklen_t* len, int flags) {
     ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(accept4)(fd, addr, len, flags);
-    return int(
+    const int r = int(
         whenReady(fd, false, [&] { return ssize_t(ARBRUN_REAL(accept4)(fd, addr, len, flags)); }));
+    forgetKind(r);
+    return r;
+}
+
+// close/dup2/dup3 only forget the number's kind hint (a socket may reuse it next); the calls
+// themselves are the real ones. The hint is dropped before the call: a number is never reused
+// before its close has begun.
+ARBRUN_EXPORT int close(int fd) {
+    forgetKind(fd);
+    return ARBRUN_REAL(close)(fd);
+}
+
+ARBRUN_EXPORT int dup2(int oldFd, int newFd) {
+    forgetKind(newFd);
+    return ARBRUN_REAL(dup2)(oldFd, newFd);
+}
+
+ARBRUN_EXPORT int dup3(int oldFd, int newFd, int flags) {
+    forgetKind(newFd);
+    return ARBRUN_REAL(dup3)(oldFd, newFd, flags);
 }
