@@ -1,7 +1,7 @@
 // core-arbiter on a real kernel's cpusets, cgroup v1 and cgroup v2 (one parameterised suite): a
 // temporary subtree <mount>/arbtest-<pid>-<n>, which the test creates and always removes. Needs
-// root and a cpuset hierarchy of that version (hosts binding cpuset to v1 run the v1 half; the VM of
-// tests/vm/run-cgroup-vm.sh: v2, then v1); skipped with the reason otherwise. Only processes the
+// root and a cpuset hierarchy of that version (hosts binding cpuset to v1 run the v1 half; the VM
+// of tests/vm/run-cgroup-vm.sh: v2, then v1); skipped with the reason otherwise. Only processes the
 // test starts are moved into the subtree, except in AdoptAll_*, which moves every process of the
 // machine and therefore runs only where ARBRUN_VM_TEST=1 says the machine is that VM.
 #include <gtest/gtest.h>

@@ -56,11 +56,16 @@ int main(int argc, char** argv) {
     double duration = 5, warmup = 1;
     long limit = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--port")) port = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--connections")) nconns = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--duration")) duration = atof(argv[i + 1]);
-        else if (!strcmp(argv[i], "--warmup")) warmup = atof(argv[i + 1]);
-        else if (!strcmp(argv[i], "--requests")) limit = atol(argv[i + 1]);
+        if (!strcmp(argv[i], "--port"))
+            port = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--connections"))
+            nconns = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--duration"))
+            duration = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--warmup"))
+            warmup = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--requests"))
+            limit = atol(argv[i + 1]);
         else {
             fprintf(stderr, "client: unknown option %s\n", argv[i]);
             return 2;

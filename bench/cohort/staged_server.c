@@ -39,7 +39,7 @@ static long gIoNs = 20000;
 
 // One step of a stage: a table load and a multiply with constants that differ per step, so the
 // compiler keeps every step as its own code (about 24 bytes each).
-#define STEP(t, k)                                                              \
+#define STEP(t, k)                                                                  \
     h = (h ^ t[(h + (k)) & (kTableWords - 1)]) * (0x9E3779B97F4A7C15ull + 2 * (k)); \
     h ^= h >> (((k) % 29) + 3);
 #define S4(t, k) STEP(t, k) STEP(t, k + 1) STEP(t, k + 2) STEP(t, k + 3)
@@ -109,7 +109,8 @@ static void* serve(void* arg) {
         ioWait();
         h = replyStage(h);
         char value[kValueBytes + 1];
-        for (int i = 0; i < kValueBytes; ++i) value[i] = "0123456789abcdef"[(h >> (i % 16 * 4)) & 15];
+        for (int i = 0; i < kValueBytes; ++i)
+            value[i] = "0123456789abcdef"[(h >> (i % 16 * 4)) & 15];
         value[kValueBytes] = 0;
         const int n = snprintf(reply, sizeof reply, "VALUE key:%ld 0 %d\r\n%s\r\nEND\r\n", key,
                                kValueBytes, value);

@@ -115,7 +115,8 @@ int main(int argc, char** argv) {
     while (next < end) {
         const uint64_t phase = (next - start) / ((uint64_t)period_ms * 1000000u);
         const double rate = phase % 2 ? high_rate : low_rate;
-        next += (uint64_t)(-log(1.0 - (double)rand_r(&seed) / ((double)RAND_MAX + 1.0)) / rate * 1e9);
+        next +=
+            (uint64_t)(-log(1.0 - (double)rand_r(&seed) / ((double)RAND_MAX + 1.0)) / rate * 1e9);
         struct timespec ts = {(time_t)(next / 1000000000u), (long)(next % 1000000000u)};
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
         }

@@ -11,7 +11,6 @@
 
 #include "raw_syscall.h"  // compat-tests/common: the inline `syscall` helper
 
-
 // turn counts half round trips: odd = the peer's move, even = main's. Own cache line.
 static uint32_t turn __attribute__((aligned(64)));
 static int stop;

@@ -17,7 +17,6 @@
 
 #if defined(__x86_64__)
 
-
 // futex(2) through raw6; `val2` is the timeout pointer or the requeue count, as the op wants.
 static long rfutex(uint32_t* uaddr, int op, uint32_t val, long val2, uint32_t* uaddr2,
                    uint32_t val3) {

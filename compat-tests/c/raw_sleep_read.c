@@ -16,7 +16,6 @@
 
 #if defined(__x86_64__)
 
-
 // Raw sleeps: nanosleep never returns early, clock_nanosleep with TIMER_ABSTIME neither, on both
 // clocks; bad arguments give -EINVAL. Runs beside the pipe threads.
 static void* sleeper(void* arg) {

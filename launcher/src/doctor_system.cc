@@ -113,7 +113,8 @@ std::string describeEnd(int status) {
 }
 
 // Classifies the trial from its exit and what ld.so and the runtime wrote. The runtime's verbose
-// line "arbrun: runtime started ..." (preload/src/process/startup.cc) is the sign that it took over.
+// line "arbrun: runtime started ..." (preload/src/process/startup.cc) is the sign that it took
+// over.
 PreloadTrial judgeTrial(const ChildResult& result, const std::string& stderrText) {
     using Outcome = PreloadTrial::Outcome;
     if (result.execFailed) return {Outcome::failed, result.execError};

@@ -20,8 +20,9 @@ static pthread_barrier_t barrier;
 static double cndf(double x) {
     // Abramowitz-Stegun, as PARSEC's blackscholes does.
     const double k = 1.0 / (1.0 + 0.2316419 * fabs(x));
-    const double poly = k * (0.319381530 + k * (-0.356563782 + k * (1.781477937 +
-                             k * (-1.821255978 + k * 1.330274429))));
+    const double poly =
+        k * (0.319381530 +
+             k * (-0.356563782 + k * (1.781477937 + k * (-1.821255978 + k * 1.330274429))));
     const double n = 1.0 - 0.3989422804014327 * exp(-0.5 * x * x) * poly;
     return x < 0 ? 1.0 - n : n;
 }
@@ -78,7 +79,8 @@ static uint64_t run_once(const WlOptions* o) {
     for (long i = 0; i < o->threads; i++) wl_join(t[i]);
     pthread_barrier_destroy(&barrier);
     for (long i = 0; i < kOptions; i++) {
-        if (!(price[i] >= -1e-9 && price[i] <= spot[i] * 1.2)) wl_fail("option %ld priced %g", i, price[i]);
+        if (!(price[i] >= -1e-9 && price[i] <= spot[i] * 1.2))
+            wl_fail("option %ld priced %g", i, price[i]);
         hash = wl_hash_double(hash, price[i]);
     }
     return hash;

@@ -62,7 +62,8 @@ static uint64_t run_once(const WlOptions* o) {
         if (i >= o->threads) wl_join(t[i - o->threads]);
         t[i] = wl_spawn(encode_frame, &frames[i]);
     }
-    for (long i = nframes - o->threads > 0 ? nframes - o->threads : 0; i < nframes; i++) wl_join(t[i]);
+    for (long i = nframes - o->threads > 0 ? nframes - o->threads : 0; i < nframes; i++)
+        wl_join(t[i]);
     uint64_t h = WL_HASH_INIT;
     for (long i = 0; i < nframes; i++) {
         if (frames[i].rows_done != kRows) wl_fail("frame %ld: %d rows", i, frames[i].rows_done);

@@ -1,6 +1,6 @@
-// trylockspin: the streamcluster/fluidanimate pattern. A grid of cells, one mutex each (fine-grained
-// locks); every step each thread updates its rows of cells and adds to its neighbours' inflow
-// under their locks, and the threads meet at barriers that wait by spinning on
+// trylockspin: the streamcluster/fluidanimate pattern. A grid of cells, one mutex each
+// (fine-grained locks); every step each thread updates its rows of cells and adds to its
+// neighbours' inflow under their locks, and the threads meet at barriers that wait by spinning on
 // `while (pthread_mutex_trylock(m) == EBUSY);` (each thread closes its own gate mutex and opens it
 // on arrival; a waiter spins on every other thread's gate). Integer arithmetic, so the result is
 // the same for any number of threads. Checksum: every cell's final value.
@@ -13,9 +13,9 @@ static long steps;
 static uint64_t value[kCells], inflow[kCells];
 static pthread_mutex_t cell_lock[kCells];
 static pthread_mutex_t gate[kSets][kMaxThreads];
-static long phase_of[kMaxThreads];  // barriers passed, per thread
+static long phase_of[kMaxThreads];    // barriers passed, per thread
 static int held[kSets][kMaxThreads];  // gates a thread holds (only it touches its own row)
-static pthread_barrier_t start;         // every thread has closed its gates
+static pthread_barrier_t start;       // every thread has closed its gates
 
 static void spin_lock(pthread_mutex_t* m) {
     int rc;

@@ -51,8 +51,10 @@ static void wl_usage_error(const char* fmt, ...) {
     va_start(ap, fmt);
     fprintf(stderr, "%s: ", wl_name);
     vfprintf(stderr, fmt, ap);
-    fprintf(stderr, " (usage: %s [--threads N] [--size test|simsmall|simmedium|native] "
-                    "[--seconds X])\n", wl_name);
+    fprintf(stderr,
+            " (usage: %s [--threads N] [--size test|simsmall|simmedium|native] "
+            "[--seconds X])\n",
+            wl_name);
     va_end(ap);
     exit(2);
 }
@@ -63,8 +65,10 @@ static WlOptions wl_parse(int argc, char** argv, const char* name) {
     for (int i = 1; i < argc; i++) {
         const char* a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            printf("usage: %s [--threads N] [--size test|simsmall|simmedium|native] "
-                   "[--seconds X]\n", name);
+            printf(
+                "usage: %s [--threads N] [--size test|simsmall|simmedium|native] "
+                "[--seconds X]\n",
+                name);
             exit(0);
         }
         if (i + 1 >= argc) wl_usage_error("'%s' needs a value or is unknown", a);
@@ -127,7 +131,9 @@ static inline uint64_t wl_mix(uint64_t* s) {
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
 }
-static inline double wl_unit(uint64_t* s) { return (double)(wl_mix(s) >> 11) * (1.0 / 9007199254740992.0); }
+static inline double wl_unit(uint64_t* s) {
+    return (double)(wl_mix(s) >> 11) * (1.0 / 9007199254740992.0);
+}
 
 static void wl_check_rc(int rc, const char* what) {
     if (rc != 0) wl_fail("%s: %s", what, strerror(rc));
@@ -139,7 +145,9 @@ static inline pthread_t wl_spawn(void* (*fn)(void*), void* arg) {
     return t;
 }
 
-static inline void wl_join(pthread_t t) { wl_check_rc(pthread_join(t, NULL), "pthread_join"); }
+static inline void wl_join(pthread_t t) {
+    wl_check_rc(pthread_join(t, NULL), "pthread_join");
+}
 
 // Runs one repetition (returns its checksum) once, or until --seconds have passed; every
 // repetition must agree with the first. Prints the checksum as soon as the first repetition is

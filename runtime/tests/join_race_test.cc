@@ -5,8 +5,8 @@
 #include <chrono>
 #include <thread>
 
-#include "sync/wait_queue.h"
 #include "sched/context.h"
+#include "sync/wait_queue.h"
 #include "test_util.h"
 
 namespace {

@@ -10,8 +10,8 @@
 #include <array>
 #include <cstring>
 
-#include "sched/preempt.h"
 #include "preempt/workload.h"
+#include "sched/preempt.h"
 #include "test_util.h"
 
 namespace {

@@ -13,10 +13,10 @@
 
 #include "arbrt/embed/resume_point.h"
 #include "arbrt/time.h"
-#include "signals/interrupt.h"
 #include "io/io_wait.h"
 #include "libc/real_libc.h"
 #include "libc/shim.h"
+#include "signals/interrupt.h"
 
 namespace arbrun {
 namespace {

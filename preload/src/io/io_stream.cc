@@ -22,10 +22,10 @@
 #include <climits>
 
 #include "arbrt/embed/resume_point.h"
-#include "signals/interrupt.h"
 #include "io/io_wait.h"
 #include "libc/real_libc.h"
 #include "libc/shim.h"
+#include "signals/interrupt.h"
 
 namespace arbrun {
 namespace {

@@ -1,7 +1,7 @@
 // System calls the program issues with the `syscall` instruction outside libc (libgomp's futexes,
 // JIT and hand-written wrappers), caught by the runtime's syscall user dispatch and handed here on
-// the calling user thread, in normal context (runtime/src/monitor/syscall_dispatch.h). Each goes the way
-// its libc wrapper goes under this library, so a raw call never blocks a carrier silently:
+// the calling user thread, in normal context (runtime/src/monitor/syscall_dispatch.h). Each goes
+// the way its libc wrapper goes under this library, so a raw call never blocks a carrier silently:
 // - futex: the emulation (futex.cc), so libgomp's waits are user-level waits that pair with
 //   syscall(SYS_futex) and every other waker;
 // - read/write and their vector, positional and socket forms, accept, connect, poll, ppoll,
@@ -39,12 +39,12 @@
 
 #include "arbrt/embed/raw_syscall.h"
 #include "arbrt/io.h"
-#include "process/credentials.h"
-#include "sync/futex.h"
-#include "signals/interrupt.h"
 #include "io/io_uring.h"
-#include "signals/kernel_sigaction.h"
 #include "io/raw_syscalls.h"
+#include "process/credentials.h"
+#include "signals/interrupt.h"
+#include "signals/kernel_sigaction.h"
+#include "sync/futex.h"
 #include "sync/robust_list.h"
 #include "sync/shared_memory.h"
 

@@ -8,10 +8,10 @@
 
 #include "arbrt/arbrt.h"
 #include "arbrt/embed/resume_point.h"
-#include "threads/cancel.h"
 #include "libc/real_libc.h"
 #include "libc/shim.h"
 #include "signals/signals.h"
+#include "threads/cancel.h"
 
 namespace arbrun {
 namespace {

@@ -16,11 +16,11 @@
 #include <atomic>
 #include <cstdint>
 
-#include "process/credential_calls.h"
 #include "io/raw_syscall.h"
 #include "libc/real_libc.h"
-#include "process/setxid.h"
 #include "libc/shim.h"
+#include "process/credential_calls.h"
+#include "process/setxid.h"
 
 namespace arbrun {
 namespace {

@@ -15,9 +15,9 @@
 
 #include "arbrt/arbrt.h"
 #include "arbrt/embed/tls.h"
-#include "process/own_runtime.h"
 #include "libc/real_libc.h"
 #include "libc/shim.h"
+#include "process/own_runtime.h"
 
 namespace arbrun {
 namespace {

@@ -22,10 +22,10 @@
 #include "arbrt/arbrt.h"
 #include "arbrt/embed/fork.h"
 #include "libc/real_libc.h"
-#include "process/setxid.h"
-#include "sync/shared_memory.h"
 #include "libc/shim.h"
+#include "process/setxid.h"
 #include "signals/signals.h"
+#include "sync/shared_memory.h"
 
 namespace arbrun {
 namespace {

@@ -36,10 +36,10 @@
 
 #include "arbrt/embed/host.h"
 #include "arbrt/io.h"
-#include "signals/kernel_sigaction.h"
 #include "io/raw_syscall.h"
 #include "libc/real_libc.h"
 #include "libc/shim.h"
+#include "signals/kernel_sigaction.h"
 
 namespace arbrun {
 namespace {

@@ -4,9 +4,9 @@
 
 #include <errno.h>
 
-#include "threads/cancel.h"
 #include "libc/shim.h"
 #include "signals/signals.h"
+#include "threads/cancel.h"
 
 namespace arbrun {
 

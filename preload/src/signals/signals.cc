@@ -23,12 +23,12 @@
 
 #include "arbrt/arbrt.h"
 #include "arbrt/sync.h"
-#include "threads/cancel.h"
-#include "signals/interrupt.h"
-#include "signals/kernel_sigaction.h"
 #include "io/raw_syscall.h"
 #include "libc/real_libc.h"
 #include "libc/shim.h"
+#include "signals/interrupt.h"
+#include "signals/kernel_sigaction.h"
+#include "threads/cancel.h"
 #include "threads/thread_state.h"
 
 namespace arbrun {

@@ -24,8 +24,8 @@
 #include "arbrt/arbrt.h"
 #include "arbrt/embed/resume_point.h"
 #include "libc/real_libc.h"
-#include "sync/relaxed_field.h"
 #include "libc/shim.h"
+#include "sync/relaxed_field.h"
 #include "sync/wait_hooks.h"
 
 namespace arbrun {

@@ -14,14 +14,14 @@
 
 #include "arbrt/arbrt.h"
 #include "arbrt/embed/resume_point.h"
-#include "sync/blocking_pass_through.h"
-#include "threads/cancel.h"
-#include "signals/interrupt.h"
-#include "sync/mutex_impl.h"
 #include "libc/real_libc.h"
-#include "sync/relaxed_field.h"
 #include "libc/shim.h"
+#include "signals/interrupt.h"
+#include "sync/blocking_pass_through.h"
+#include "sync/mutex_impl.h"
+#include "sync/relaxed_field.h"
 #include "sync/wait_hooks.h"
+#include "threads/cancel.h"
 
 // glibc's exported (pre-2.34 ABI) cleanup registration on the thread's `cleanup` chain, which
 // pthread_exit's unwinding and siglongjmp's run (not declared in the public headers).

@@ -29,14 +29,14 @@
 #include "arbrt/arbrt.h"
 #include "arbrt/embed/resume_point.h"
 #include "arbrt/io.h"
-#include "process/credentials.h"
-#include "sync/futex.h"
-#include "signals/interrupt.h"
 #include "io/io_uring.h"
 #include "libc/real_libc.h"
+#include "libc/shim.h"
+#include "process/credentials.h"
+#include "signals/interrupt.h"
+#include "sync/futex.h"
 #include "sync/robust_list.h"
 #include "sync/shared_memory.h"
-#include "libc/shim.h"
 
 namespace arbrun {
 namespace {

@@ -8,8 +8,8 @@
 #include <cstdarg>
 
 #include "libc/real_libc.h"
-#include "sync/shared_memory.h"
 #include "libc/shim.h"
+#include "sync/shared_memory.h"
 
 namespace arbrun {
 namespace {

@@ -26,12 +26,12 @@
 #include <cstring>
 
 #include "arbrt/arbrt.h"
+#include "libc/real_libc.h"
+#include "libc/shim.h"
 #include "sync/blocking_pass_through.h"
 #include "sync/mutex_impl.h"
-#include "libc/real_libc.h"
 #include "sync/relaxed_field.h"
 #include "sync/robust.h"
-#include "libc/shim.h"
 #include "sync/wait_hooks.h"
 
 namespace arbrun {

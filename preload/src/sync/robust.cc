@@ -7,10 +7,10 @@
 #include <climits>
 
 #include "arbrt/arbrt.h"
-#include "sync/mutex_impl.h"
 #include "libc/real_libc.h"
-#include "sync/relaxed_field.h"
 #include "libc/shim.h"
+#include "sync/mutex_impl.h"
+#include "sync/relaxed_field.h"
 #include "sync/wait_hooks.h"
 
 namespace arbrun {

@@ -19,10 +19,10 @@
 #include <cstring>
 
 #include "arbrt/arbrt.h"
-#include "sync/blocking_pass_through.h"
 #include "libc/real_libc.h"
-#include "sync/relaxed_field.h"
 #include "libc/shim.h"
+#include "sync/blocking_pass_through.h"
+#include "sync/relaxed_field.h"
 #include "sync/wait_hooks.h"
 
 namespace arbrun {

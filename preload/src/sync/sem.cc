@@ -20,12 +20,12 @@
 
 #include "arbrt/arbrt.h"
 #include "arbrt/embed/resume_point.h"
-#include "sync/blocking_pass_through.h"
-#include "threads/cancel.h"
 #include "libc/real_libc.h"
-#include "sync/relaxed_field.h"
 #include "libc/shim.h"
+#include "sync/blocking_pass_through.h"
+#include "sync/relaxed_field.h"
 #include "sync/wait_hooks.h"
+#include "threads/cancel.h"
 
 namespace arbrun {
 namespace {

@@ -10,8 +10,8 @@
 #include <cstddef>
 
 #include "io/raw_syscall.h"
-#include "sync/shared_ranges.h"
 #include "libc/shim.h"
+#include "sync/shared_ranges.h"
 
 namespace arbrun {
 

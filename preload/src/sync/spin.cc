@@ -10,9 +10,9 @@
 #include <atomic>
 
 #include "arbrt/arbrt.h"
-#include "signals/interrupt.h"
 #include "libc/real_libc.h"
 #include "libc/shim.h"
+#include "signals/interrupt.h"
 
 namespace arbrun {
 namespace {

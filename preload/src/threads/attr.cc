@@ -12,10 +12,10 @@
 
 #include "arbrt/arbrt.h"
 #include "arbrt/embed/threads.h"
-#include "threads/identity.h"
 #include "libc/real_libc.h"
-#include "threads/schedule.h"
 #include "libc/shim.h"
+#include "threads/identity.h"
+#include "threads/schedule.h"
 
 namespace arbrun {
 namespace {

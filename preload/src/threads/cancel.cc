@@ -13,11 +13,11 @@
 
 #include "arbrt/arbrt.h"
 #include "arbrt/embed/threads.h"
-#include "signals/interrupt.h"
-#include "signals/kernel_sigaction.h"
 #include "io/raw_syscall.h"
 #include "libc/real_libc.h"
 #include "libc/shim.h"
+#include "signals/interrupt.h"
+#include "signals/kernel_sigaction.h"
 #include "signals/signals.h"
 
 namespace arbrun {

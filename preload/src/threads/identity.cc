@@ -14,9 +14,9 @@
 
 #include "arbrt/arbrt.h"
 #include "arbrt/embed/threads.h"
-#include "process/credentials.h"
 #include "libc/real_libc.h"
 #include "libc/shim.h"
+#include "process/credentials.h"
 #include "threads/thread_state.h"
 
 namespace arbrun {

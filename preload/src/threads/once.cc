@@ -15,8 +15,8 @@
 #include <atomic>
 
 #include "arbrt/arbrt.h"
-#include "signals/interrupt.h"
 #include "libc/shim.h"
+#include "signals/interrupt.h"
 
 namespace arbrun {
 namespace {

@@ -11,10 +11,10 @@
 
 #include "arbrt/arbrt.h"
 #include "arbrt/embed/threads.h"
-#include "threads/attr.h"
 #include "io/raw_syscall.h"
 #include "libc/real_libc.h"
 #include "libc/shim.h"
+#include "threads/attr.h"
 #include "threads/thread_state.h"
 
 namespace arbrun {

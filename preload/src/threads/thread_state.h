@@ -6,11 +6,11 @@
 #include <cstddef>
 
 #include "arbrt/thread.h"
+#include "signals/signal_state.h"
+#include "sync/robust_list.h"
 #include "threads/classes.h"
 #include "threads/identity_state.h"
 #include "threads/schedule_state.h"
-#include "sync/robust_list.h"
-#include "signals/signal_state.h"
 
 namespace arbrun {
 

@@ -13,15 +13,15 @@
 #include "arbrt/arbrt.h"
 #include "arbrt/embed/resume_point.h"
 #include "arbrt/embed/threads.h"
+#include "libc/real_libc.h"
+#include "libc/shim.h"
+#include "signals/interrupt.h"
+#include "signals/signals.h"
 #include "threads/attr.h"
 #include "threads/classes.h"
 #include "threads/identity.h"
-#include "signals/interrupt.h"
 #include "threads/keys.h"
-#include "libc/real_libc.h"
 #include "threads/schedule.h"
-#include "libc/shim.h"
-#include "signals/signals.h"
 
 namespace arbrun {
 namespace {

@@ -87,11 +87,11 @@ struct RuntimeOptions {
     bool installPreemptHandler = false;
     uint64_t timeSliceNs = 1'000'000;
     // With preemption on: the safety net for a blocking system call nobody caught (one libc makes
-    // internally, or any raw call where syscall user dispatch is missing; runtime/src/monitor/retake.h).
-    // When a core's runner has slept in the kernel this long while threads wait there, and the
-    // call may be re-issued (a futex wait without a timeout, a read or write, accept, wait4, ...),
-    // the call is interrupted and re-issued as a blocking call, and its core lent to a spare
-    // carrier. 0: off; else between kMinRetakeAfterNs and kMaxRetakeAfterNs.
+    // internally, or any raw call where syscall user dispatch is missing;
+    // runtime/src/monitor/retake.h). When a core's runner has slept in the kernel this long while
+    // threads wait there, and the call may be re-issued (a futex wait without a timeout, a read or
+    // write, accept, wait4, ...), the call is interrupted and re-issued as a blocking call, and its
+    // core lent to a spare carrier. 0: off; else between kMinRetakeAfterNs and kMaxRetakeAfterNs.
     uint64_t retakeAfterNs = 100'000;
     // Barrier-aware release (arbiter mode, with preemption on): when a core is asked back while its
     // runner is expected to park (wait at a barrier, a lock, a condition) within this long, judged
@@ -107,8 +107,8 @@ struct RuntimeOptions {
     // numCores. Shared: the runtime keeps a reference while it runs.
     std::shared_ptr<policy::CoreEstimator> estimator;
     // A CSV timeline of the cores (grants, releases, requests, per-core utilisation every 10 ms;
-    // format in runtime/src/diag/trace.h), written while the runtime runs. Empty: none. A fork child
-    // does not inherit it.
+    // format in runtime/src/diag/trace.h), written while the runtime runs. Empty: none. A fork
+    // child does not inherit it.
     std::string tracePath;
     // System calls issued by the `syscall` instruction outside libc (syscall user dispatch, Linux
     // 5.11+; rules in runtime/src/monitor/syscall_dispatch.h): non-null turns dispatch on for every
@@ -118,9 +118,9 @@ struct RuntimeOptions {
     // the signal to onSyscallDispatchSignal, and no carrier may block SIGSYS. Where the kernel
     // lacks the feature the runtime starts without it (syscallDispatchActive() says so).
     long (*rawSyscallHandler)(long number, const long args[6]) = nullptr;
-    // Cohort dispatch (Larus & Parkes, USENIX ATC 2002; runtime/src/sched/cohort.h): when a core picks
-    // its next thread, it prefers one parked at the same resume point as the thread it ran last
-    // (the same stage of another request), among the next few it would take, for at most
+    // Cohort dispatch (Larus & Parkes, USENIX ATC 2002; runtime/src/sched/cohort.h): when a core
+    // picks its next thread, it prefers one parked at the same resume point as the thread it ran
+    // last (the same stage of another request), among the next few it would take, for at most
     // cohortMaxThreads threads (1 to kMaxCohortThreads) and cohortMaxNs (kMinCohortNs to
     // kMaxCohortNs) per cohort; then the FIFO choice runs and begins the next cohort. Real-time
     // priorities, yields and stealing keep their rules.

@@ -13,9 +13,9 @@
 #include <algorithm>
 #include <vector>
 
+#include "arbiter/request_sender.h"
 #include "arbrt/time.h"
 #include "platform/arch.h"
-#include "arbiter/request_sender.h"
 #include "sched/runtime_state.h"
 
 namespace arbrt::detail {

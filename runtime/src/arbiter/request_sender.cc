@@ -3,10 +3,10 @@
 
 #include <string>
 
-#include "platform/arch.h"
 #include "arbiter/estimation.h"
-#include "sched/runtime_state.h"
 #include "diag/trace.h"
+#include "platform/arch.h"
+#include "sched/runtime_state.h"
 
 namespace arbrt::detail {
 namespace {

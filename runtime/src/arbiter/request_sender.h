@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "arbrt/errors.h"
 #include "arbiter/core_request.h"
+#include "arbrt/errors.h"
 
 namespace arbrt::detail {
 

@@ -13,16 +13,16 @@
 #include <ctime>
 #include <vector>
 
+#include "arbiter/estimation.h"
 #include "arbrt/io.h"
 #include "arbrt/time.h"
-#include "platform/arch.h"
-#include "arbiter/estimation.h"
-#include "monitor/io_poller.h"
-#include "sched/preempt.h"
-#include "monitor/retake.h"
-#include "sched/runtime_state.h"
-#include "monitor/syscall_dispatch.h"
 #include "diag/trace.h"
+#include "monitor/io_poller.h"
+#include "monitor/retake.h"
+#include "monitor/syscall_dispatch.h"
+#include "platform/arch.h"
+#include "sched/preempt.h"
+#include "sched/runtime_state.h"
 
 namespace arbrt {
 namespace detail {

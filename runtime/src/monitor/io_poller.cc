@@ -67,8 +67,8 @@
 #include "arbrt/embed/raw_syscall.h"
 #include "arbrt/io.h"
 #include "arbrt/time.h"
-#include "platform/arch.h"
 #include "monitor/io_poller.h"
+#include "platform/arch.h"
 #include "sched/runtime_state.h"
 
 #ifndef SYS_epoll_pwait2

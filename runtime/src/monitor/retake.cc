@@ -14,11 +14,11 @@
 
 #include "arbrt/io.h"
 #include "arbrt/time.h"
+#include "monitor/syscall_dispatch.h"
 #include "platform/arch.h"
-#include "tls/glibc_tcb.h"
 #include "sched/preempt.h"
 #include "sched/runtime_state.h"
-#include "monitor/syscall_dispatch.h"
+#include "tls/glibc_tcb.h"
 
 namespace arbrt::detail {
 namespace {

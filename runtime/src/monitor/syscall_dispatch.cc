@@ -10,12 +10,12 @@
 #include <atomic>
 #include <cstring>
 
-#include "platform/arch.h"
-#include "tls/libc_text.h"
-#include "sched/preempt.h"
 #include "monitor/retake.h"
+#include "platform/arch.h"
+#include "sched/preempt.h"
 #include "sched/runtime_state.h"
 #include "sched/trampoline_asm.h"
+#include "tls/libc_text.h"
 
 extern "C" {
 // The runtime's own `syscall; ret` (arbrt/embed/raw_syscall.h), used until libc's is known.

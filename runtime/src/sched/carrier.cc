@@ -3,10 +3,10 @@
 // up when it is released.
 #include <ctime>
 
-#include "platform/arch.h"
-#include "monitor/io_poller.h"
-#include "sched/runtime_state.h"
 #include "diag/trace.h"
+#include "monitor/io_poller.h"
+#include "platform/arch.h"
+#include "sched/runtime_state.h"
 
 namespace arbrt::detail {
 

@@ -9,10 +9,10 @@
 
 #include "arbrt/embed/resume_point.h"
 #include "arbrt/sync.h"
-#include "sync/wait_queue.h"
 #include "arbrt/thread.h"
 #include "sched/park_history.h"
 #include "sched/stack.h"
+#include "sync/wait_queue.h"
 
 namespace arbrt::detail {
 

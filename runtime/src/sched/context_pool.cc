@@ -6,9 +6,9 @@
 #include <mutex>
 
 #include "arbrt/embed/invariant.h"
-#include "tls/glibc_tcb.h"
-#include "sched/runtime_state.h"
 #include "platform/sys.h"
+#include "sched/runtime_state.h"
+#include "tls/glibc_tcb.h"
 
 namespace arbrt::detail {
 namespace {

@@ -2,8 +2,8 @@
 #include <atomic>
 
 #include "arbrt/embed/invariant.h"
-#include "platform/arch.h"
 #include "monitor/io_poller.h"
+#include "platform/arch.h"
 #include "sched/runtime_state.h"
 
 namespace arbrt::detail {

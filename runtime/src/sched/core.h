@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "arbrt/sync.h"
-#include "sync/wait_queue.h"
 #include "sched/cohort.h"
 #include "sched/context.h"
 #include "sched/context_pool.h"
 #include "sched/idle_spin.h"
+#include "sync/wait_queue.h"
 
 namespace arbrt::detail {
 

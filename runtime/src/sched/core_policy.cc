@@ -2,8 +2,8 @@
 #include "sched/core_policy.h"
 #include <atomic>
 
-#include "platform/arch.h"
 #include "arbiter/request_sender.h"
+#include "platform/arch.h"
 #include "sched/runtime_state.h"
 
 namespace arbrt::detail {

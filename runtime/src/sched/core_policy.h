@@ -33,12 +33,12 @@
 
 #include <atomic>
 
-#include "arbrt/embed/spin_lock.h"
 #include <cstdint>
+#include "arbrt/embed/spin_lock.h"
 
+#include "arbiter/core_request.h"
 #include "arbrt/sync.h"
 #include "arbrt/thread.h"
-#include "arbiter/core_request.h"
 
 namespace arbrt::detail {
 

@@ -10,8 +10,8 @@
 
 #include "arbrt/embed/host.h"
 #include "platform/arch.h"
-#include "tls/glibc_tcb.h"
 #include "sched/runtime_state.h"
+#include "tls/glibc_tcb.h"
 
 extern "C" {
 extern const unsigned int __rseq_size;

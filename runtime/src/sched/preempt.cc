@@ -14,11 +14,11 @@
 #include <cstring>
 #include <mutex>
 
-#include "platform/arch.h"
-#include "tls/glibc_tcb.h"
 #include "monitor/retake.h"
+#include "platform/arch.h"
 #include "sched/runtime_state.h"
 #include "sched/trampoline_asm.h"
+#include "tls/glibc_tcb.h"
 
 // Read by the trampoline (hidden: addressed RIP-relative from position-independent code).
 extern "C" {

@@ -7,20 +7,20 @@
 #include <cstring>
 #include <string>
 
-#include "arbrt/embed/host.h"
-#include "arbrt/embed/platform.h"
-#include "platform/arch.h"
 #include "arbiter/estimation.h"
-#include "tls/glibc_tcb.h"
-#include "monitor/io_poller.h"
-#include "sched/overflow.h"
-#include "sched/preempt.h"
 #include "arbiter/release_watcher.h"
 #include "arbiter/request_sender.h"
-#include "monitor/retake.h"
-#include "sched/runtime_state.h"
-#include "monitor/syscall_dispatch.h"
+#include "arbrt/embed/host.h"
+#include "arbrt/embed/platform.h"
 #include "diag/trace.h"
+#include "monitor/io_poller.h"
+#include "monitor/retake.h"
+#include "monitor/syscall_dispatch.h"
+#include "platform/arch.h"
+#include "sched/overflow.h"
+#include "sched/preempt.h"
+#include "sched/runtime_state.h"
+#include "tls/glibc_tcb.h"
 
 namespace arbrt {
 namespace detail {

@@ -6,10 +6,10 @@
 #include <memory>
 
 #include "arbclient/core_provider.h"
+#include "arbiter/request_sender.h"
 #include "arbrt/thread.h"
 #include "sched/core.h"
 #include "sched/core_policy.h"
-#include "arbiter/request_sender.h"
 
 namespace arbrt::detail {
 

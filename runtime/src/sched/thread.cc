@@ -10,8 +10,8 @@
 #include "arbrt/thread.h"
 #include "arbrt/time.h"
 #include "platform/arch.h"
-#include "tls/glibc_tcb.h"
 #include "sched/runtime_state.h"
+#include "tls/glibc_tcb.h"
 
 namespace arbrt {
 namespace detail {
