@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 
 #include "../common/compat.h"
+#include "../common/compat_wait.h"
 
 #define COMPUTERS 6
 #define LATENCY_BOUND_NS 1000000000LL
@@ -22,15 +23,6 @@ static volatile unsigned long sink[COMPUTERS];
 static void count_cleanup(void* arg) {
     (void)arg;
     atomic_fetch_add(&cleanups, 1);
-}
-
-static void wait_flag(atomic_int* v, int target, const char* what) {
-    const int64_t end = compat_now_ns(CLOCK_MONOTONIC) + COMPAT_LONG_MS * 1000000LL;
-    for (unsigned i = 0; atomic_load(v) < target; i++) {
-        sched_yield();
-        if ((i & 1023) == 0 && compat_now_ns(CLOCK_MONOTONIC) > end)
-            COMPAT_FAIL("%s: still waiting after %d ms", what, COMPAT_LONG_MS);
-    }
 }
 
 static void* compute(void* arg) {
@@ -92,7 +84,7 @@ int main(void) {
         atomic_store(&started, 0);
         atomic_store(&cleanups, 0);
         for (int i = 0; i < COMPUTERS; i++) t[i] = compat_spawn(compute, (void*)(intptr_t)i);
-        wait_flag(&started, COMPUTERS, "computers started");
+        compat_wait_at_least(&started, COMPUTERS, "computers started");
         for (int i = 0; i < COMPUTERS; i++) cancel_and_time(t[i], "computing thread");
         CHECK_EQ(atomic_load(&cleanups), COMPUTERS);
     }
@@ -103,7 +95,7 @@ int main(void) {
         atomic_store(&started, 0);
         atomic_store(&cleanups, 0);
         pthread_t t = compat_spawn(spin_waiter, NULL);
-        wait_flag(&started, 1, "spin waiter started");
+        compat_wait_at_least(&started, 1, "spin waiter started");
         cancel_and_time(t, "thread spinning in pthread_spin_lock");
         CHECK_EQ(atomic_load(&cleanups), 1);
     }
@@ -116,7 +108,7 @@ int main(void) {
             atomic_store(&cancel_sent, 0);
             atomic_store(&returned_from_enable, 0);
             pthread_t t = compat_spawn(pending_then_actionable, (void*)(intptr_t)mode);
-            wait_flag(&started, 1, "pending-cancel thread started");
+            compat_wait_at_least(&started, 1, "pending-cancel thread started");
             CHECK_RC(pthread_cancel(t), 0);
             atomic_store(&cancel_sent, 1);
             CHECK(compat_join(t) == PTHREAD_CANCELED, "pending cancellation did not act");

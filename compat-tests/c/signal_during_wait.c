@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 
 #include "../common/compat.h"
+#include "../common/compat_wait.h"
 
 #define ROUNDS 100
 
@@ -29,21 +30,6 @@ static void on_signal(int sig) {
     (void)sig;
     if (!pthread_equal(pthread_self(), expected)) atomic_store(&wrong_thread, 1);
     atomic_fetch_add(&handled, 1);
-}
-
-// Polls `v` until it reaches `target`, letting others run; fails after COMPAT_LONG_MS.
-static void wait_for(atomic_int* v, int target, const char* what) {
-    const int64_t end = compat_now_ns(CLOCK_MONOTONIC) + COMPAT_LONG_MS * 1000000LL;
-    for (unsigned i = 0; atomic_load(v) < target; i++) {
-        sched_yield();
-        if ((i & 1023) == 0 && compat_now_ns(CLOCK_MONOTONIC) > end)
-            COMPAT_FAIL("%s: still waiting after %d ms", what, COMPAT_LONG_MS);
-    }
-}
-
-// sem_wait that retries after a signal handler interrupted it (only SA_RESTART-less ones do).
-static void sem_wait_all(sem_t* s) {
-    while (sem_wait(s) != 0) CHECK(errno == EINTR, "sem_wait: errno %d", errno);
 }
 
 // ---- The resources and what the worker and main do with them, per primitive.
@@ -93,14 +79,14 @@ static int total;  // rounds run (main only)
 static void once_init(void) {
     atomic_fetch_add(&once_runs, 1);
     atomic_store(&init_entered, round_no + 1);
-    wait_for(&init_release, round_no + 1, "once init release");
+    compat_wait_at_least(&init_release, round_no + 1, "once init release");
 }
 
 // The thread that runs each round's once routine (it blocks inside it until main says so).
 static void* once_runner(void* arg) {
     (void)arg;
     for (int r = 0; r < ROUNDS; r++) {
-        wait_for(&runner_go, r + 1, "once runner start");
+        compat_wait_at_least(&runner_go, r + 1, "once runner start");
         CHECK_RC(pthread_once(&onces[r], once_init), 0);
     }
     return NULL;
@@ -168,7 +154,7 @@ static void worker_wait(enum kind k) {
 static void* worker(void* arg) {
     (void)arg;
     for (;;) {
-        sem_wait_all(&go);
+        compat_sem_wait_through_signals(&go);
         const enum kind k = current;
         if (k == KINDS) return NULL;
         if (k != COND && k != COND_TIMED) atomic_store(&announced, round_no + 1);
@@ -197,7 +183,7 @@ static void take(enum kind k) {
             break;
         case ONCE:
             atomic_store(&runner_go, round_no + 1);  // lets the runner start this round's once
-            wait_for(&init_entered, round_no + 1, "once init entered");
+            compat_wait_at_least(&init_entered, round_no + 1, "once init entered");
             break;
         default:
             break;
@@ -263,13 +249,14 @@ static void run_rounds(pthread_t w, enum kind k) {
         take(k);
         const int before = atomic_load(&handled);
         CHECK_SYS(sem_post(&go));
-        wait_for(&announced, r + 1, kind_names[k]);
+        compat_wait_at_least(&announced, r + 1, kind_names[k]);
         for (int i = 0; i < r % 16; i++) sched_yield();  // vary where the signal lands
         CHECK_RC(pthread_kill(w, r % 2 ? SIGUSR1 : SIGUSR2), 0);
-        wait_for(&handled, before + 1, kind_names[k]);  // the handler ran while it waits
+        compat_wait_at_least(&handled, before + 1,
+                             kind_names[k]);  // the handler ran while it waits
         CHECK(!atomic_load(&wrong_thread), "%s: handler ran in another thread", kind_names[k]);
         release(k);
-        sem_wait_all(&done);
+        compat_sem_wait_through_signals(&done);
         CHECK_EQ(atomic_load(&handled), before + 1);
     }
     total += rounds;

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 
 #include "../common/compat.h"
+#include "../common/compat_wait.h"
 
 #define ROUNDS 20
 
@@ -164,15 +165,6 @@ static void signal_until_finished(int round, const char* what) {
     }
 }
 
-static void wait_flag(atomic_int* v, int target, const char* what) {
-    const int64_t end = compat_now_ns(CLOCK_MONOTONIC) + COMPAT_LONG_MS * 1000000LL;
-    for (unsigned i = 0; atomic_load(v) < target; i++) {
-        sched_yield();
-        if ((i & 1023) == 0 && compat_now_ns(CLOCK_MONOTONIC) > end)
-            COMPAT_FAIL("%s: still waiting after %d ms", what, COMPAT_LONG_MS);
-    }
-}
-
 // Checks what an interrupted call returned.
 static void check_interrupted(enum call c) {
     const char* n = call_names[c];
@@ -246,18 +238,18 @@ static void run_round(enum call c, int restart, int round) {
     if (c == WAITPID) start_child();
     const int before = atomic_load(&handled);
     CHECK_SYS(sem_post(&go));
-    wait_flag(&announced, round, call_names[c]);
+    compat_wait_at_least(&announced, round, call_names[c]);
     if (restartable(c) && restart) {
         // Restarted after each handler (which runs while the call waits): it only returns once
         // completed below.
         for (int i = 0; i < 3; i++) {
             CHECK_RC(pthread_kill(worker_thread, SIGUSR1), 0);
-            wait_flag(&handled, before + i + 1, call_names[c]);
+            compat_wait_at_least(&handled, before + i + 1, call_names[c]);
         }
         CHECK(atomic_load(&finished) < round, "%s returned after an SA_RESTART handler",
               call_names[c]);
         const long expected = complete_wait(c);
-        wait_flag(&finished, round, call_names[c]);
+        compat_wait_at_least(&finished, round, call_names[c]);
         CHECK(result == expected, "%s with SA_RESTART returned %ld errno %d, expected %ld",
               call_names[c], result, result_errno, expected);
     } else {
@@ -288,7 +280,7 @@ static void* suspender(void* arg) {
     sigemptyset(&none);
     CHECK_RC(pthread_sigmask(SIG_BLOCK, &usr1, NULL), 0);
     atomic_store(&suspend_ready, 1);
-    wait_flag(&suspend_sent, 1, "suspend_sent");
+    compat_wait_at_least(&suspend_sent, 1, "suspend_sent");
     sigset_t pending;
     do {  // pthread_kill made it pending on this thread before returning
         CHECK_SYS(sigpending(&pending));
@@ -321,7 +313,7 @@ int main(void) {
         atomic_store(&suspend_ready, 0);
         atomic_store(&suspend_sent, 0);
         worker_thread = compat_spawn(suspender, NULL);
-        wait_flag(&suspend_ready, 1, "suspend_ready");
+        compat_wait_at_least(&suspend_ready, 1, "suspend_ready");
         CHECK_RC(pthread_kill(worker_thread, SIGUSR1), 0);
         atomic_store(&suspend_sent, 1);
         compat_join(worker_thread);

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 
 #include "../common/compat.h"
+#include "../common/compat_wait.h"
 
 #define ROUNDS 20
 
@@ -34,18 +35,9 @@ enum wait_kind { W_MUTEX, W_COND, W_SEM, W_COMPUTE, WAITS };
 static const char* const wait_names[WAITS] = {"pthread_mutex_lock", "pthread_cond_wait", "sem_wait",
                                               "computing"};
 
-static void wait_flag(atomic_int* v, int target, const char* what) {
-    const int64_t end = compat_now_ns(CLOCK_MONOTONIC) + COMPAT_LONG_MS * 1000000LL;
-    for (unsigned i = 0; atomic_load(v) < target; i++) {
-        sched_yield();
-        if ((i & 1023) == 0 && compat_now_ns(CLOCK_MONOTONIC) > end)
-            COMPAT_FAIL("%s: still waiting after %d ms", what, COMPAT_LONG_MS);
-    }
-}
-
 // Waits until the worker announced `round`; for a cond_wait, until it is inside the wait.
 static void wait_inside(enum wait_kind k, int round) {
-    wait_flag(&announced, round, wait_names[k]);
+    compat_wait_at_least(&announced, round, wait_names[k]);
     if (k == W_COND) {
         CHECK_RC(pthread_mutex_lock(&cond_mutex), 0);
         CHECK_RC(pthread_mutex_unlock(&cond_mutex), 0);
@@ -279,7 +271,7 @@ static void check_exit_in_child(int process_directed) {
         sigaddset(&usr2, SIGUSR2);
         if (process_directed) pthread_sigmask(SIG_BLOCK, &usr2, NULL);
         pthread_t t = compat_spawn(blocked_forever, process_directed ? &usr2 : NULL);
-        wait_flag(&announced, 1, "child thread");
+        compat_wait_at_least(&announced, 1, "child thread");
         for (int i = 0; i < 20000; i++) {  // until the handler's _exit ends the process
             if (process_directed) {
                 kill(getpid(), SIGUSR2);

@@ -16,6 +16,7 @@
 #include <sys/time.h>
 
 #include "../common/compat.h"
+#include "../common/compat_wait.h"
 
 #define ROUNDS 30
 
@@ -46,19 +47,6 @@ static void on_signal(int sig) {
     if (!pthread_equal(pthread_self(), worker_thread)) atomic_store(&wrong_thread, 1);
     atomic_store(&stop_computing, 1);
     atomic_fetch_add(&handled, 1);
-}
-
-static void wait_flag(atomic_int* v, int target, const char* what) {
-    const int64_t end = compat_now_ns(CLOCK_MONOTONIC) + COMPAT_LONG_MS * 1000000LL;
-    for (unsigned i = 0; atomic_load(v) < target; i++) {
-        sched_yield();
-        if ((i & 1023) == 0 && compat_now_ns(CLOCK_MONOTONIC) > end)
-            COMPAT_FAIL("%s: still waiting after %d ms", what, COMPAT_LONG_MS);
-    }
-}
-
-static void sem_wait_all(sem_t* s) {
-    while (sem_wait(s) != 0) CHECK(errno == EINTR, "sem_wait: errno %d", errno);
 }
 
 static void sigmask_one(int how, int sig) {
@@ -104,7 +92,7 @@ static void worker_wait(enum state s) {
 static void* worker(void* arg) {
     (void)arg;
     for (;;) {
-        sem_wait_all(&go);
+        compat_sem_wait_through_signals(&go);
         const enum state s = current_state;
         if (s == STATES) return NULL;
         const int sig = current_sig;
@@ -193,13 +181,13 @@ static void run_round(enum source src, enum state s, int r) {
     take(s);
     const int before = atomic_load(&handled);
     CHECK_SYS(sem_post(&go));
-    wait_flag(&announced, r + 1, what);
+    compat_wait_at_least(&announced, r + 1, what);
     for (int i = 0; i < r % 8; i++) sched_yield();  // vary where the signal lands
     raise_process_signal(src);
-    wait_flag(&handled, before + 1, what);
+    compat_wait_at_least(&handled, before + 1, what);
     CHECK(!atomic_load(&wrong_thread), "%s: handler ran in another thread", what);
     release(s);
-    sem_wait_all(&done);
+    compat_sem_wait_through_signals(&done);
     CHECK_EQ(atomic_load(&handled), before + 1);
 }
 
