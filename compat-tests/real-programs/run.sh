@@ -312,6 +312,13 @@ run_go() {
         fail "a shell under arbrun --verbose did not start the runtime: $shell_err"
 }
 
+# same_output_natively_and_under_arbrun PREFIX WHAT: PREFIX.native and PREFIX.arbrun (the outputs
+# of one command run in both modes) must be identical; nothing to compare without arbrun.
+same_output_natively_and_under_arbrun() {
+    [[ -n $ARBRUN ]] || return 0
+    cmp -s "$1.native" "$1.arbrun" || fail "$2: native '$(cat "$1.native")' vs arbrun '$(cat "$1.arbrun")'"
+}
+
 need_root() { [[ $(id -u) -eq 0 ]] || skip "needs root (it drops privileges)"; }
 
 # The credential lines of every thread of process $1 (Uid, Gid, Groups, capability sets,
@@ -347,10 +354,7 @@ run_setpriv() {
                 >"$work/setpriv.$i.$mode" 2>&1 || fail "$mode: setpriv $opts exited non-zero: $(tail -3 "$work/setpriv.$i.$mode")"
             [[ $(wc -l <"$work/setpriv.$i.$mode") -eq 1 ]] || fail "$mode: threads differ after setpriv $opts: $(cat "$work/setpriv.$i.$mode")"
         done
-        if [[ -n $ARBRUN ]]; then
-            cmp -s "$work/setpriv.$i.native" "$work/setpriv.$i.arbrun" ||
-                fail "setpriv $opts: native '$(cat "$work/setpriv.$i.native")' vs arbrun '$(cat "$work/setpriv.$i.arbrun")'"
-        fi
+        same_output_natively_and_under_arbrun "$work/setpriv.$i" "setpriv $opts"
         say "$(cut -c1-100 "$work/setpriv.$i.native")..."
         i=$((i + 1))
     done
@@ -373,10 +377,7 @@ run_su() {
             run_in "$mode" $cmd >"$work/su.$i.$mode" 2>&1 || fail "$mode: $cmd exited non-zero: $(tail -3 "$work/su.$i.$mode")"
             grep -q '^uid=65534' "$work/su.$i.$mode" || fail "$mode: $cmd: $(cat "$work/su.$i.$mode")"
         done
-        if [[ -n $ARBRUN ]]; then
-            cmp -s "$work/su.$i.native" "$work/su.$i.arbrun" ||
-                fail "$cmd: native '$(cat "$work/su.$i.native")' vs arbrun '$(cat "$work/su.$i.arbrun")'"
-        fi
+        same_output_natively_and_under_arbrun "$work/su.$i" "$cmd"
         say "$cmd: $(cat "$work/su.$i.native")"
         i=$((i + 1))
     done
