@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <ctime>
 
+#include "arbrt/embed/threads.h"
 #include "arbrt/thread.h"
 
 namespace arbrun {
@@ -31,12 +32,22 @@ inline bool onUserThread() {
 }
 
 // The caller's thread id as glibc keeps it in the TCB (the kernel tid for kernel threads, a unique
-// id
-// >= 0x400000 for user threads): owner field of mutexes, one load.
+// id >= 0x400000 for user threads): owner field of mutexes, one load.
 inline int32_t selfId() {
     int32_t id;
     asm volatile("movl %%fs:720, %0" : "=r"(id));
     return id;
+}
+
+// pid (of a sched_*/prctl-style call) names the calling user thread: 0, or its own thread id.
+inline bool isSelf(pid_t pid) {
+    return onUserThread() && (pid == 0 || pid == selfId());
+}
+
+// The live user thread a pthread_t names (pthread_t is its TCB address), or a null handle for a
+// kernel thread's, an exited one's or garbage.
+inline arbrt::ThreadId userThread(pthread_t thread) {
+    return arbrt::embed::threadFromTcb(reinterpret_cast<const void*>(thread));
 }
 
 // Whether cores come from a core arbiter (decided at start-up; false before).

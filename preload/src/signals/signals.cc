@@ -632,10 +632,6 @@ int sendToThread(arbrt::ThreadId target, int sig, const sigval* value) {
     return 0;
 }
 
-arbrt::ThreadId userThread(pthread_t thread) {
-    return arbrt::embed::threadFromTcb(reinterpret_cast<const void*>(thread));
-}
-
 // A pthread_t that was a user thread's but no longer is (its TCB keeps the fake id): ESRCH
 // instead of a real pthread_kill with a tid that is not a kernel thread's.
 bool staleUserThread(pthread_t thread) {

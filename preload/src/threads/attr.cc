@@ -97,7 +97,7 @@ void writeSchedule(pthread_attr_t* attr, const ScheduleSettings& s) {
 using namespace arbrun;
 
 ARBRUN_EXPORT int pthread_getattr_np(pthread_t thread, pthread_attr_t* attr) {
-    const arbrt::ThreadId id = arbrt::embed::threadFromTcb(reinterpret_cast<const void*>(thread));
+    const arbrt::ThreadId id = userThread(thread);
     if (!id) return ARBRUN_REAL(pthread_getattr_np)(thread, attr);
     arbrt::StackBounds stack;
     if (!arbrt::threadStack(id, &stack)) return ESRCH;

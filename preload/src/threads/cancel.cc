@@ -118,7 +118,7 @@ void actOnCancel() {
 using namespace arbrun;
 
 ARBRUN_EXPORT int pthread_cancel(pthread_t thread) {
-    const arbrt::ThreadId id = arbrt::embed::threadFromTcb(reinterpret_cast<const void*>(thread));
+    const arbrt::ThreadId id = userThread(thread);
     if (!id) return ARBRUN_REAL(pthread_cancel)(thread);
     std::atomic<int>& word = cancelWord(reinterpret_cast<void*>(thread));
     int old = word.load(std::memory_order_relaxed);

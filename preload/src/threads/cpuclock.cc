@@ -109,7 +109,7 @@ __attribute__((noinline)) int cpuClockGettime(clockid_t clock, timespec* ts) {
 using namespace arbrun;
 
 ARBRUN_EXPORT int pthread_getcpuclockid(pthread_t thread, clockid_t* clock) {
-    const arbrt::ThreadId id = arbrt::embed::threadFromTcb(reinterpret_cast<const void*>(thread));
+    const arbrt::ThreadId id = userThread(thread);
     if (!id) return ARBRUN_REAL(pthread_getcpuclockid)(thread, clock);
     arbrt::enableCpuClocks();
     return encode(id, clock) ? 0 : ENOENT;  // ENOENT: glibc's "no clock for this thread"

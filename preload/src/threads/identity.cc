@@ -147,15 +147,6 @@ void storeName(IdentityState* s, const char* name, size_t len) {
     unlockIdentity(s);
 }
 
-// pid names the calling user thread: 0, or its own glibc thread id.
-bool isSelf(pid_t pid) {
-    return onUserThread() && (pid == 0 || pid == selfId());
-}
-
-arbrt::ThreadId userThread(pthread_t thread) {
-    return arbrt::embed::threadFromTcb(reinterpret_cast<const void*>(thread));
-}
-
 }  // namespace
 
 const char* threadName(arbrt::ThreadId thread) {

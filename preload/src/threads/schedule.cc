@@ -148,15 +148,6 @@ ScheduleSettings callerSettings() {
     return s;
 }
 
-// pid names the calling user thread: 0, or its own glibc thread id.
-bool isSelf(pid_t pid) {
-    return onUserThread() && (pid == 0 || pid == selfId());
-}
-
-arbrt::ThreadId userThread(pthread_t thread) {
-    return arbrt::embed::threadFromTcb(reinterpret_cast<const void*>(thread));
-}
-
 // errno convention of the sched_* wrappers.
 int failWith(int err) {
     if (err == 0) return 0;

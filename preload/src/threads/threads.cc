@@ -64,10 +64,6 @@ void* pthreadTrampoline(void* raw) {
     return result;
 }
 
-arbrt::ThreadId userThread(pthread_t thread) {
-    return arbrt::embed::threadFromTcb(reinterpret_cast<const void*>(thread));
-}
-
 int timedJoin(pthread_t thread, void** result, clockid_t clock, const timespec* abstime) {
     uint64_t deadline;
     if (int err = deadlineFrom(clock, abstime, &deadline)) return err;
