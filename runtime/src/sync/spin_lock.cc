@@ -52,26 +52,17 @@ constinit thread_local HeldLocks tHeld{};
 
 }  // namespace
 
+// Every attempt looks at the word first: a failing CAS would pull the line from the holder.
 void SpinLock::lockSlow() {
     const uint32_t base = this->base();
     for (int i = 0, pauses = 1; i < kSpinLooks; ++i) {
         for (int p = 0; p < pauses; ++p) __builtin_ia32_pause();
         if (pauses < kMaxPauses) pauses *= 2;
-        uint32_t expected = base | kFree;
-        if (word_.load(std::memory_order_relaxed) == expected &&
-            word_.compare_exchange_weak(expected, base | kLocked, std::memory_order_acquire,
-                                        std::memory_order_relaxed)) {
-            return;
-        }
+        if (word_.load(std::memory_order_relaxed) == (base | kFree) && tryAcquire()) return;
     }
     for (int i = 0; i < kYields; ++i) {
         sysCall(SYS_sched_yield);
-        uint32_t expected = base | kFree;
-        if (word_.load(std::memory_order_relaxed) == expected &&
-            word_.compare_exchange_weak(expected, base | kLocked, std::memory_order_acquire,
-                                        std::memory_order_relaxed)) {
-            return;
-        }
+        if (word_.load(std::memory_order_relaxed) == (base | kFree) && tryAcquire()) return;
     }
     // Sleep. Taking the lock with kSleepers (not kLocked) is what keeps a later sleeper's wake-up:
     // we cannot know whether others still sleep, so our unlock() must wake one (Drepper's mutex).

@@ -82,17 +82,12 @@ class SpinLock {
 
     // Acquire: the critical section's reads see what the previous holder wrote before unlock().
     void lock() {
-        uint32_t expected = base() | kFree;
-        if (!word_.compare_exchange_strong(expected, base() | kLocked, std::memory_order_acquire,
-                                           std::memory_order_relaxed)) [[unlikely]] {
+        if (!tryAcquire()) [[unlikely]]
             lockSlow();
-        }
         if constexpr (kCheckInvariants) noteAcquired();
     }
     bool tryLock() {
-        uint32_t expected = base() | kFree;
-        const bool got = word_.compare_exchange_strong(
-            expected, base() | kLocked, std::memory_order_acquire, std::memory_order_relaxed);
+        const bool got = tryAcquire();
         if constexpr (kCheckInvariants) {
             if (got) noteAcquired();
         }
@@ -114,6 +109,12 @@ class SpinLock {
     enum : uint32_t { kFree = 0, kLocked = 1, kSleepers = 2, kStateMask = 0xff };
     // The rank bits, never changed after construction (relaxed: they are constant).
     uint32_t base() const { return word_.load(std::memory_order_relaxed) & ~kStateMask; }
+    // One attempt: free -> locked. Acquire pairs with the previous holder's release in unlock().
+    bool tryAcquire() {
+        uint32_t expected = base() | kFree;
+        return word_.compare_exchange_strong(expected, expected | kLocked,
+                                             std::memory_order_acquire, std::memory_order_relaxed);
+    }
     void lockSlow();
     void wakeOne();
     void noteAcquired();
