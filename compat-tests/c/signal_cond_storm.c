@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 
 #include "../common/compat.h"
+#include "../common/compat_wait.h"
 
 #define WAITERS 300
 #define GENERATIONS 50
@@ -24,6 +25,7 @@ static pthread_t waiters[WAITERS];
 static atomic_int in_flight[WAITERS];  // a SIGUSR1 was sent to waiter i and not handled yet
 static atomic_int usr1_sent, usr1_handled, usr2_sent, usr2_handled, process_in_flight;
 static atomic_int wrong_thread, stop;
+static atomic_int waiters_started;  // waiters that have set my_index: only those may be signalled
 static __thread int my_index = -1;
 
 static void on_usr1(int sig) {
@@ -46,6 +48,7 @@ static void on_usr2(int sig) {
 
 static void* waiter(void* arg) {
     my_index = (int)(intptr_t)arg;
+    atomic_fetch_add(&waiters_started, 1);
     sigset_t usr2;
     sigemptyset(&usr2);
     sigaddset(&usr2, SIGUSR2);
@@ -112,6 +115,9 @@ int main(void) {
     for (int i = 0; i < WAITERS; i++)
         CHECK_RC(pthread_create(&waiters[i], &attr, waiter, (void*)(intptr_t)i), 0);
     CHECK_RC(pthread_attr_destroy(&attr), 0);
+    // A SIGUSR1 sent to a thread that has not run yet is handled before it sets my_index, where the
+    // handler cannot tell whose it is: signal only once every waiter has started.
+    compat_wait_at_least(&waiters_started, WAITERS, "waiters started");
     pthread_t sig_thread = compat_spawn(signaller, NULL);
 
     CHECK_RC(pthread_mutex_lock(&mutex), 0);
