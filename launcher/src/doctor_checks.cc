@@ -27,6 +27,9 @@ Check checkFsgsbase(SystemProbe& probe) {
 // The runtime refuses to start on a glibc its probe rejects: arbrun then changes nothing.
 Check checkGlibc(SystemProbe& probe) {
     const GlibcFacts glibc = probe.glibc();
+    if (!glibc.checked) {
+        return {Verdict::warn, "glibc", "not checked: " + glibc.why + " (see the preload line)"};
+    }
     const std::string version = glibc.version.empty() ? "unknown" : glibc.version;
     if (glibc.supported) {
         return {Verdict::ok, "glibc", version + ": accepted by the runtime's thread-layout probe"};
@@ -40,14 +43,17 @@ Check checkGlibc(SystemProbe& probe) {
 // System calls a program issues itself (libgomp's futexes, JIT code): without syscall user
 // dispatch they block their carrier until the monitor lends the core away. Speed only.
 Check checkSyscalls(SystemProbe& probe) {
-    std::string why;
-    if (probe.syscallDispatch(&why)) {
+    const SyscallFacts facts = probe.syscalls();
+    if (!facts.checked) {
+        return {Verdict::warn, "syscalls", "not checked: " + facts.why + " (see the preload line)"};
+    }
+    if (facts.caught) {
         return {Verdict::ok, "syscalls",
                 "caught: system calls a program issues outside libc (OpenMP's futex waits, JIT "
                 "code) wait at user level like the pthread API (syscall user dispatch)"};
     }
     return {Verdict::warn, "syscalls",
-            "not caught (" + why +
+            "not caught (" + facts.why +
                 "): a program that waits with its own system calls (OpenMP, JIT code) blocks "
                 "a carrier until its core is lent to a spare carrier, and spins on it meanwhile; "
                 "such programs may run much slower than natively; fix: Linux >= 5.11"};

@@ -11,11 +11,21 @@
 
 namespace arbrun {
 
-// The glibc the runtime would run on, and its own layout probe's answer.
+// The glibc the runtime would run on, and its own layout probe's answer (as the runtime reported
+// them from a program it was loaded into).
 struct GlibcFacts {
     std::string version;     // "2.36"
     bool supported = false;  // arbrt::glibcLayoutSupported()
-    std::string why;         // when not supported: the probe's reason
+    std::string why;         // when not supported: the probe's reason; when not checked: why not
+    bool checked = true;     // false: no program could be asked (the library is missing or broken)
+};
+
+// Whether system calls issued outside libc are caught (arbrt::syscallDispatchAvailable, as the
+// runtime reported it from a program it was loaded into).
+struct SyscallFacts {
+    bool checked = true;  // false: no program could be asked (`why` says why not)
+    bool caught = false;
+    std::string why;  // when not caught or not checked
 };
 
 // What talking to the core arbiter's socket gave.
@@ -56,9 +66,7 @@ class SystemProbe {
     virtual ~SystemProbe() = default;
     virtual bool hasFsgsbase() = 0;
     virtual GlibcFacts glibc() = 0;
-    // Whether system calls issued outside libc can be caught (arbrt::syscallDispatchAvailable);
-    // false with *why otherwise.
-    virtual bool syscallDispatch(std::string* why) = 0;
+    virtual SyscallFacts syscalls() = 0;
     // A whole file (/proc/self/mountinfo, cgroup.controllers, ...); nullopt when unreadable.
     virtual std::optional<std::string> readFile(const std::string& path) = 0;
     virtual uid_t effectiveUid() = 0;

@@ -1,22 +1,28 @@
-// Real answers: the runtime's own platform checks, files, the arbiter's socket (observer hello +
-// status, as arbctl does), and a trial run of /bin/true under the preload library.
+// Real answers: files, the arbiter's socket (observer hello + status, as arbctl does), and a trial
+// run of /bin/true under the preload library, whose verbose lines also give the glibc and
+// system-call facts: the launcher is linked statically (its start-up is every run's), so its own
+// libc is not the one programs load, and only the runtime inside a program can probe that.
 #include "doctor_system.h"
 
 #include <fcntl.h>
+#include <sys/auxv.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <sstream>
 #include <variant>
 
+#include "arbconfig/report_lines.h"
 #include "arbproto/io.h"
-#include "arbrt/embed/platform.h"
 #include "child_process.h"
 #include "launch.h"
 #include "preload_library.h"
@@ -126,23 +132,71 @@ PreloadTrial judgeTrial(const ChildResult& result, const std::string& stderrText
         return {Outcome::failed,
                 describeEnd(result.waitStatus) + (line.empty() ? "" : ": " + line)};
     }
-    if (stderrText.find("arbrun: runtime started") != std::string::npos) {
+    if (stderrText.find(std::string("arbrun: ") + arbconfig::report::kRuntimeStarted) !=
+        std::string::npos) {
         return {Outcome::runtimeStarted, ""};
     }
     const std::string why = firstLine(stderrText, "arbrun:");
     return {Outcome::ranNatively, why.empty() ? "no word from the runtime" : why};
 }
 
+// What follows `prefix` on the first line of `text` that starts with "arbrun: " + prefix, or
+// nullopt when no line does.
+std::optional<std::string> reportedAfter(const std::string& text, const char* prefix) {
+    const std::string start = std::string("arbrun: ") + prefix;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        if (line.rfind(start, 0) == 0) return line.substr(start.size());
+    }
+    return std::nullopt;
+}
+
+// The runtime's glibc line ("glibc 2.36: thread layout accepted", report_lines.h) as facts.
+GlibcFacts glibcFromReport(const std::string& text, const PreloadTrial& trial) {
+    GlibcFacts facts;
+    const std::optional<std::string> rest = reportedAfter(text, arbconfig::report::kGlibc);
+    if (!rest) {
+        facts.checked = false;
+        facts.why = "the runtime said nothing about glibc in the trial run" +
+                    (trial.detail.empty() ? std::string() : " (" + trial.detail + ")");
+        return facts;
+    }
+    const size_t accepted = rest->find(arbconfig::report::kLayoutAccepted);
+    const size_t rejected = rest->find(arbconfig::report::kLayoutRejected);
+    facts.version = rest->substr(0, std::min(accepted, rejected));
+    facts.supported = accepted != std::string::npos;
+    if (!facts.supported && rejected != std::string::npos) {
+        facts.why = rest->substr(rejected + std::strlen(arbconfig::report::kLayoutRejected));
+    }
+    return facts;
+}
+
 class RealSystemProbe final : public SystemProbe {
   public:
-    bool hasFsgsbase() override { return arbrt::fsgsbaseAvailable(); }
-    bool syscallDispatch(std::string* why) override { return arbrt::syscallDispatchAvailable(why); }
+    // HWCAP2_FSGSBASE (bit 1): set only when the CPU has the instructions and the kernel enabled
+    // them (Linux 5.9+); the auxiliary vector is the same for every process on the machine.
+    bool hasFsgsbase() override { return (getauxval(AT_HWCAP2) & 2) != 0; }
+
+    SyscallFacts syscalls() override {
+        const Trial* t = defaultTrial();
+        if (!t) return {false, false, "the preload library was not found"};
+        if (reportedAfter(t->stderrText, arbconfig::report::kSyscallsCaught))
+            return {true, true, ""};
+        if (auto why = reportedAfter(t->stderrText, arbconfig::report::kSyscallsNotCaught)) {
+            return {true, false, *why};
+        }
+        return {false, false, "the runtime did not start in the trial run"};
+    }
 
     GlibcFacts glibc() override {
-        GlibcFacts facts;
-        facts.version = arbrt::glibcVersion();
-        facts.supported = arbrt::glibcLayoutSupported(&facts.why);
-        return facts;
+        const Trial* t = defaultTrial();
+        if (!t) {
+            GlibcFacts facts;
+            facts.checked = false;
+            facts.why = "the preload library was not found";
+            return facts;
+        }
+        return glibcFromReport(t->stderrText, t->verdict);
     }
 
     std::optional<std::string> readFile(const std::string& path) override {
@@ -179,12 +233,33 @@ class RealSystemProbe final : public SystemProbe {
         return facts;
     }
 
+    PreloadTrial tryPreload(const std::string& library) override { return trial(library).verdict; }
+
+  private:
+    struct Trial {
+        PreloadTrial verdict;
+        std::string stderrText;
+    };
+
+    // One trial per library for the whole report: the glibc, syscalls and preload checks read it.
+    const Trial& trial(const std::string& library) {
+        auto it = trials_.find(library);
+        if (it == trials_.end()) it = trials_.emplace(library, runTrial(library)).first;
+        return it->second;
+    }
+
+    // The trial of the library arbrun would preload, or null when none is found.
+    const Trial* defaultTrial() {
+        const PreloadFacts facts = locatePreload();
+        return facts.found ? &trial(facts.path) : nullptr;
+    }
+
     // /bin/true with the environment `arbrun --standalone --cores 1 --verbose` would give it
     // (standalone: the trial must not take cores from the arbiter), stderr into a scratch file.
-    PreloadTrial tryPreload(const std::string& library) override {
+    Trial runTrial(const std::string& library) {
         std::string error;
         const int errFd = openScratchFile(&error);
-        if (errFd < 0) return {PreloadTrial::Outcome::failed, error};
+        if (errFd < 0) return {{PreloadTrial::Outcome::failed, error}, ""};
         const int nullFd = open("/dev/null", O_RDWR | O_CLOEXEC);
         arbconfig::Config config;
         config.standalone = true;
@@ -197,16 +272,19 @@ class RealSystemProbe final : public SystemProbe {
         spec.stderrFd = errFd;
         spec.timeoutMs = kTrialTimeoutMs;
         ChildResult result;
-        PreloadTrial trial;
+        Trial trial;
         if (runChild(spec, &result, &error)) {
-            trial = judgeTrial(result, readScratchFile(errFd));
+            trial.stderrText = readScratchFile(errFd);
+            trial.verdict = judgeTrial(result, trial.stderrText);
         } else {
-            trial = {PreloadTrial::Outcome::failed, error};
+            trial.verdict = {PreloadTrial::Outcome::failed, error};
         }
         if (nullFd >= 0) close(nullFd);
         close(errFd);
         return trial;
     }
+
+    std::map<std::string, Trial> trials_;
 };
 
 }  // namespace

@@ -24,6 +24,7 @@ class FakeProbe : public SystemProbe {
         {"/sys/fs/cgroup/cgroup.subtree_control", "cpuset cpu memory\n"},
     };
     std::string dispatchRefusal;  // empty: syscall user dispatch works
+    bool syscallsChecked = true;
     uid_t uid = 0;
     ArbiterFacts arbiterFacts{ArbiterFacts::State::running, "", 6, 2};
     PreloadFacts preload{true, "/opt/arbrun/lib/libarbrun.so", ""};
@@ -31,9 +32,8 @@ class FakeProbe : public SystemProbe {
     std::string askedSocket;
 
     bool hasFsgsbase() override { return fsgsbase; }
-    bool syscallDispatch(std::string* why) override {
-        if (!dispatchRefusal.empty()) *why = dispatchRefusal;
-        return dispatchRefusal.empty();
+    SyscallFacts syscalls() override {
+        return {syscallsChecked, dispatchRefusal.empty(), dispatchRefusal};
     }
     GlibcFacts glibc() override { return glibcFacts; }
     std::optional<std::string> readFile(const std::string& path) override {
@@ -149,6 +149,26 @@ TEST(RunChecks, UnknownGlibcFails) {
               0u)
         << c.detail;
     EXPECT_EQ(doctorExitStatus(checks), 1);
+}
+
+// No program could be asked (the library is missing): a WARN pointing at the preload line, which
+// carries the FAIL; not a glibc verdict made up from nothing.
+TEST(RunChecks, UncheckedGlibcWarnsAndPointsAtThePreloadLine) {
+    FakeProbe probe;
+    probe.glibcFacts = {"", false, "the preload library was not found", false};
+    const Check c = find(runChecks(probe, kSocket), "glibc");
+    EXPECT_EQ(c.verdict, Verdict::warn);
+    EXPECT_EQ(c.detail, "not checked: the preload library was not found (see the preload line)");
+}
+
+TEST(RunChecks, UncheckedSyscallsWarnAndPointAtThePreloadLine) {
+    FakeProbe probe;
+    probe.syscallsChecked = false;
+    probe.dispatchRefusal = "the runtime did not start in the trial run";
+    const Check c = find(runChecks(probe, kSocket), "syscalls");
+    EXPECT_EQ(c.verdict, Verdict::warn);
+    EXPECT_EQ(c.detail,
+              "not checked: the runtime did not start in the trial run (see the preload line)");
 }
 
 TEST(RunChecks, V2OnlyHostWithCpusetAvailableButNotEnabled) {

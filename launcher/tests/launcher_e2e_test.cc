@@ -2,6 +2,7 @@
 // library replaced by an empty file (ld.so ignores it with a warning), and ordinary programs
 // (/usr/bin/env, /bin/sh) as the payload.
 #include <fcntl.h>
+#include <gnu/libc-version.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -457,6 +458,13 @@ TEST_F(Launcher, DoctorPrintsEveryCheck) {
     EXPECT_EQ(exitCode(r), failed ? 1 : 0) << r.out;
     EXPECT_NE(r.out.find("\narbrun doctor: "), std::string::npos) << r.out;
     EXPECT_EQ(r.err, "");
+    // The glibc line comes from the runtime inside the trial program (the launcher is static):
+    // the version is the one this (dynamically linked) test loaded.
+    if (kRealPreloadUsable) {
+        const std::string version = gnu_get_libc_version();
+        EXPECT_EQ(lines.at("glibc").find(std::string("glibc     ") + version + ": "), 6u)
+            << lines.at("glibc");
+    }
     // The library works wherever the runtime's glibc probe accepts the host.
     if (kRealPreloadUsable && lines.at("glibc").rfind("OK", 0) == 0) {
         EXPECT_EQ(lines.at("preload"), std::string("OK    preload   ") + ARBRUN_PRELOAD_LIBRARY +
@@ -480,9 +488,17 @@ TEST_F(Launcher, DoctorFailsOnAMissingPreloadLibrary) {
     env_["ARBRUN_PRELOAD_LIB"] = (dir_.path() / "missing.so").string();
     const Result r = arbrun({"doctor", "--arbiter", (dir_.path() / "none.sock").string()});
     EXPECT_EQ(exitCode(r), 1) << r.out;
-    EXPECT_EQ(doctorLines(r.out)["preload"],
+    const auto lines = doctorLines(r.out);
+    EXPECT_EQ(lines.at("preload"),
               "FAIL  preload   preload library " + env_["ARBRUN_PRELOAD_LIB"] +
                   " not found (No such file or directory); check ARBRUN_PRELOAD_LIB");
+    // Without a library no program can report the platform: not checked, not guessed.
+    EXPECT_EQ(lines.at("glibc"),
+              "WARN  glibc     not checked: the preload library was not found (see the preload "
+              "line)");
+    EXPECT_EQ(lines.at("syscalls"),
+              "WARN  syscalls  not checked: the preload library was not found (see the preload "
+              "line)");
 }
 
 // core-arbiter on its fake backend (nothing pinned), started by this test and stopped with it.

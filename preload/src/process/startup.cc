@@ -18,6 +18,7 @@
 
 #include "arbclient/client.h"
 #include "arbconfig/config.h"
+#include "arbconfig/report_lines.h"
 #include "arbrt/arbrt.h"
 #include "arbrt/embed/host.h"
 #include "arbrt/embed/platform.h"
@@ -178,10 +179,26 @@ void printStats() {
 void reportRawSyscallCatching() {
     std::string why;
     if (arbrt::syscallDispatchActive()) {
-        logVerbose("system calls issued outside libc are caught (syscall user dispatch)");
+        logVerbose("%s (syscall user dispatch)", arbconfig::report::kSyscallsCaught);
     } else if (config().verbose && !config().nativeSyscalls &&
                !arbrt::syscallDispatchAvailable(&why)) {
-        logVerbose("system calls issued outside libc are not caught: %s", why.c_str());
+        logVerbose("%s%s", arbconfig::report::kSyscallsNotCaught, why.c_str());
+    }
+}
+
+// Says (verbosely) which glibc the program loaded and whether the runtime's thread-layout probe
+// takes it, before start() asks the same probe. `arbrun doctor` reads the line from its trial run:
+// the launcher is linked statically, so only a program with the system's libc.so can tell.
+void reportGlibc() {
+    if (!config().verbose) return;
+    std::string why;
+    const std::string version = arbrt::glibcVersion();
+    if (arbrt::glibcLayoutSupported(&why)) {
+        logVerbose("%s%s%s", arbconfig::report::kGlibc, version.c_str(),
+                   arbconfig::report::kLayoutAccepted);
+    } else {
+        logVerbose("%s%s%s%s", arbconfig::report::kGlibc, version.c_str(),
+                   arbconfig::report::kLayoutRejected, why.c_str());
     }
 }
 
@@ -200,6 +217,7 @@ Mode decideMode() {
         logWarning("%s; running natively", error.c_str());
         return Mode::native;
     }
+    reportGlibc();
     arbrt::RuntimeOptions options;
     options.numCores = int(config().maxCores);
     options.tracePath = config().tracePath;
@@ -230,8 +248,8 @@ Mode decideMode() {
             options.coreProvider = nullptr;
         } else {
             if (config().stats) std::atexit(printStats);
-            logVerbose("runtime started with up to %d cores from the core arbiter",
-                       options.numCores);
+            logVerbose("%s with up to %d cores from the core arbiter",
+                       arbconfig::report::kRuntimeStarted, options.numCores);
             reportRawSyscallCatching();
             return Mode::runtime;
         }
@@ -242,7 +260,7 @@ Mode decideMode() {
         return Mode::native;
     }
     if (config().stats) std::atexit(printStats);
-    logVerbose("runtime started with %d cores", arbrt::numCores());
+    logVerbose("%s with %d cores", arbconfig::report::kRuntimeStarted, arbrt::numCores());
     reportRawSyscallCatching();
     return Mode::runtime;
 }
