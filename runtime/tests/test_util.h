@@ -81,8 +81,32 @@ inline uint64_t burn(uint64_t iterations) {
     return x;
 }
 
-// Starts the runtime with kCores cores for each test and stops it afterwards; stop() must succeed,
-// i.e. every user thread the test created is gone.
+// Has every carrier running: `cores` threads that each wait (without yielding) until all of them
+// run at once, which needs one carrier each. Standalone start makes core 0's carrier only and the
+// rest once a second thread lives (deferred_carriers_test.cc); tests written about idle carriers,
+// steals and the netpoller start from every carrier there. False if they never all met.
+inline bool startEveryCarrier(int cores) {
+    std::atomic<int> arrived{0};
+    std::atomic<bool> met{true};
+    std::vector<arbrt::ThreadId> threads;
+    for (int i = 0; i < cores; ++i) {
+        threads.push_back(arbrt::createThread([&] {
+            arrived.fetch_add(1);
+            const auto limit = std::chrono::steady_clock::now() + kHangLimit;
+            while (arrived.load() < cores) {
+                if (std::chrono::steady_clock::now() > limit) {
+                    met = false;
+                    return;
+                }
+            }
+        }));
+    }
+    for (arbrt::ThreadId t : threads) arbrt::join(t);
+    return met.load();
+}
+
+// Starts the runtime with kCores cores (every carrier running) for each test and stops it
+// afterwards; stop() must succeed, i.e. every user thread the test created is gone.
 template <int kCores>
 class RuntimeTest : public ::testing::Test {
   protected:
@@ -92,6 +116,7 @@ class RuntimeTest : public ::testing::Test {
         const auto err = arbrt::start(options);
         ASSERT_FALSE(err.has_value()) << err->message;
         ASSERT_EQ(arbrt::numCores(), kCores);
+        ASSERT_TRUE(startEveryCarrier(kCores)) << "the carriers never all ran";
     }
     void TearDown() override { EXPECT_TRUE(arbrt::stop()) << "user threads still alive"; }
 };

@@ -30,6 +30,7 @@ namespace {
 
 constexpr uint64_t kMonitorMinPeriodNs = 20'000;
 constexpr uint64_t kMonitorMaxPeriodNs = 10'000'000;
+constexpr unsigned long kMonitorTimerSlackNs = 1000;  // its 20 us naps must not become 70 us
 
 // Pops an idle spare, or makes a new one (the monitor is its only caller, so sparesMade needs no
 // atomics). Null when the cap is reached or the kernel refuses a thread.
@@ -307,27 +308,37 @@ void* spareCarrierMain(void* arg) {
     return nullptr;
 }
 
-// Standalone mode: the carriers of cores 1.. (runtime_state.h: nextDeferredCarrier), first thing
-// in the monitor, so that the program's main() need not wait for them: on a many-CPU host that
-// is a kernel thread per CPU. Before the monitor's timer slack is set (threads inherit it). One
-// that cannot be created now is tried again at the monitor's next look (with the monitor's slack
-// then); meanwhile idle carriers steal what waits on its core.
+// Standalone mode: the carriers of cores 1.. (runtime_state.h: nextDeferredCarrier), made by the
+// monitor once a second user thread is alive, so that neither main() nor a program that never
+// creates a thread waits for them: on a many-CPU host that is a kernel thread per CPU. Carriers
+// inherit the creator's timer slack, so the monitor's own (1 us) is set back to its default (the
+// program's, inherited at the monitor's creation) around the creations. One that cannot be
+// created now is tried again at the monitor's next look; meanwhile idle carriers steal what waits
+// on its core.
 void startDeferredCarriers(RuntimeState& rt) {
+    prctl(PR_SET_TIMERSLACK, 0UL, 0, 0, 0);
     while (rt.nextDeferredCarrier < rt.numCores && !rt.stopping.load(std::memory_order_acquire)) {
-        if (startCarrier(rt, rt.nextDeferredCarrier) != 0) return;
+        if (startCarrier(rt, rt.nextDeferredCarrier) != 0) break;
         ++rt.nextDeferredCarrier;
     }
+    prctl(PR_SET_TIMERSLACK, kMonitorTimerSlackNs, 0, 0, 0);
+}
+
+// Whether the monitor has carriers to create now.
+bool deferredCarriersDue(const RuntimeState& rt) {
+    return rt.nextDeferredCarrier < rt.numCores &&
+           rt.deferredCarriersWanted.load(std::memory_order_acquire);
 }
 
 void* monitorMain(void*) {
     RuntimeState& rt = *gRuntime;
-    startDeferredCarriers(rt);
-    prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);  // 20 us naps must not become 70 us
+    prctl(PR_SET_TIMERSLACK, kMonitorTimerSlackNs, 0, 0, 0);
+    if (deferredCarriersDue(rt)) startDeferredCarriers(rt);
     uint64_t period = kMonitorMinPeriodNs;
     std::vector<CoreWatch> watches(size_t(rt.numCores));
     uint64_t nextRefineNs = nowNs();
     while (!rt.stopping.load(std::memory_order_acquire)) {
-        if (rt.nextDeferredCarrier < rt.numCores) startDeferredCarriers(rt);
+        if (deferredCarriersDue(rt)) startDeferredCarriers(rt);
         const uint64_t now = nowNs();
         if (now >= nextRefineNs) nextRefineNs = refineClockRate();  // timers stay exact
         uint64_t next = kMonitorMaxPeriodNs;
@@ -352,6 +363,14 @@ void nudgeMonitorFor(Core* core) {
     std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with monitorSleep()
     if (!rt.monitorNapping.load(std::memory_order_relaxed)) return;
     if (rt.monitorWord.exchange(1, std::memory_order_relaxed) == 0) futexWake(&rt.monitorWord, 1);
+}
+
+// The release store of the flag pairs with deferredCarriersDue()'s acquire; the exchange on the
+// monitor's futex word wakes it (or keeps it from sleeping) exactly as nudgeMonitorFor() does.
+void wantDeferredCarriers() {
+    RuntimeState& rt = *gRuntime;
+    if (rt.deferredCarriersWanted.exchange(true, std::memory_order_acq_rel)) return;
+    if (rt.monitorWord.exchange(1, std::memory_order_acq_rel) == 0) futexWake(&rt.monitorWord, 1);
 }
 
 bool startMonitor() {

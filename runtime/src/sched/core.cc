@@ -301,6 +301,12 @@ Core* placeThread(const ThreadContext* t, int preferred) {
         acceptsThread(&rt.cores[preferred], t)) {
         return &rt.cores[preferred];
     }
+    // Standalone, before the deferred carriers are wanted, only core 0 has a carrier: a thread that
+    // may run there goes there (elsewhere it would only bring the other carriers into being).
+    if (!rt.deferredCarriersWanted.load(std::memory_order_relaxed) && allowed.test(0) &&
+        acceptsThread(&rt.cores[0], t)) [[unlikely]] {
+        return &rt.cores[0];
+    }
     // Power of two choices (Arachne): two random allowed active cores, the less loaded wins. A
     // per-call xorshift on the TSC is random enough and touches no shared state.
     uint64_t x = rdtsc() | 1;
@@ -360,6 +366,13 @@ void enqueue(ThreadContext* t, Wake how) {
             pushPending(t);
             return;
         }
+    }
+    // A thread queued on a core whose carrier is deferred (standalone, one live thread so far, yet
+    // it may run only elsewhere than core 0): that carrier is wanted now. One load of a
+    // read-mostly flag.
+    if (!gRuntime->deferredCarriersWanted.load(std::memory_order_relaxed) && core->id != 0)
+        [[unlikely]] {
+        wantDeferredCarriers();
     }
     if (self && self->core == core) {
         // Our own core is awake: we are running on it. Ask for help only when more than one thread

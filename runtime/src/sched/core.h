@@ -290,6 +290,10 @@ void* monitorMain(void* arg);
 // Called when a thread becomes runnable on `core`: if the core's runner is in a blocking call, the
 // monitor is woken so it can lend the core without waiting out its back-off.
 void nudgeMonitorFor(Core* core);
+// Standalone: a second user thread is alive (or a thread waits on a deferred core), so the
+// deferred carriers are worth their kernel threads now; the first caller wakes the monitor to
+// create them (blocking.cc).
+void wantDeferredCarriers();
 // Wakes the monitor, every spare and joins them (stop()).
 void stopMonitorAndSpares();
 // Starts the monitor thread (start()); false if it cannot be created.

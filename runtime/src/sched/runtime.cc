@@ -184,8 +184,10 @@ std::optional<Error> startRuntime(const RuntimeOptions& options) {
     }
     // Standalone: threads queued on a core whose carrier the monitor has not created yet are run
     // when it starts (or stolen by an idle carrier before that); nothing waits for it otherwise.
+    // The monitor creates them once a second user thread is alive (wantDeferredCarriers).
     const int eagerCarriers = rt->provider ? rt->numCores : 1;
     rt->nextDeferredCarrier = eagerCarriers;  // the monitor's from here on
+    rt->deferredCarriersWanted.store(eagerCarriers >= rt->numCores, std::memory_order_relaxed);
     if (!startPoller() || !startMonitor() || !startReleaseWatcher() || !startRequestSender()) {
         rt->stopping.store(true, std::memory_order_release);
         stopRequestSender();

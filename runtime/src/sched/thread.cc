@@ -92,6 +92,8 @@ void countNewThread() {
         rt.threadsCreated.fetch_add(1, std::memory_order_relaxed);
     }
     const uint64_t live = rt.liveThreads.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (live >= 2 && !rt.deferredCarriersWanted.load(std::memory_order_relaxed)) [[unlikely]]
+        wantDeferredCarriers();
     uint64_t peak = rt.peakLiveThreads.load(std::memory_order_relaxed);
     while (live > peak && !rt.peakLiveThreads.compare_exchange_weak(peak, live)) {
     }

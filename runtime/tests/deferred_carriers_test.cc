@@ -1,0 +1,87 @@
+// Standalone start makes only core 0's carrier; the monitor makes the others once a second user
+// thread is alive, so a program that never creates a thread costs one carrier, not one per CPU.
+#include <dirent.h>
+
+#include <atomic>
+
+#include "test_util.h"
+
+namespace {
+
+using arbrt_test::eventually;
+
+// The number of kernel threads in this process (entries of /proc/self/task).
+int kernelThreads() {
+    DIR* dir = opendir("/proc/self/task");
+    if (!dir) return -1;
+    int n = 0;
+    while (const dirent* e = readdir(dir)) n += e->d_name[0] != '.';
+    closedir(dir);
+    return n;
+}
+
+TEST(DeferredCarriers, OneLiveThread_RunsOnCoreZerosCarrierAlone) {
+    const int before = kernelThreads();
+    arbrt::RuntimeOptions options;
+    options.numCores = 4;
+    ASSERT_FALSE(arbrt::start(options).has_value());
+    std::atomic<int> during{0};
+    arbrt::ThreadId only = arbrt::createThread([&] { during = kernelThreads(); });
+    EXPECT_EQ(arbrt::join(only), 0);
+    // The monitor and core 0's carrier, and no more, also after the thread is gone.
+    EXPECT_EQ(during.load() - before, 2);
+    EXPECT_EQ(kernelThreads() - before, 2);
+    EXPECT_TRUE(arbrt::stop());
+    EXPECT_EQ(kernelThreads(), before);
+}
+
+TEST(DeferredCarriers, SecondLiveThread_BringsEveryOtherCarrier) {
+    constexpr int kCores = 4;
+    const int before = kernelThreads();
+    arbrt::RuntimeOptions options;
+    options.numCores = kCores;
+    ASSERT_FALSE(arbrt::start(options).has_value());
+    std::atomic<bool> release{false};
+    std::atomic<int> running{0};
+    auto waiter = [&] {
+        running.fetch_add(1);
+        while (!release.load()) arbrt::yield();
+    };
+    arbrt::ThreadId first = arbrt::createThread(waiter);
+    ASSERT_TRUE(eventually([&] { return running.load() == 1; }));
+    const int alone = kernelThreads();
+    EXPECT_EQ(alone - before, 2);  // the monitor and core 0's carrier
+    arbrt::ThreadId second = arbrt::createThread(waiter);
+    EXPECT_TRUE(eventually([&] { return kernelThreads() >= alone + kCores - 1; }));
+    EXPECT_EQ(kernelThreads(), alone + kCores - 1) << "one carrier per deferred core, no more";
+    release = true;
+    EXPECT_EQ(arbrt::join(first), 0);
+    EXPECT_EQ(arbrt::join(second), 0);
+    EXPECT_TRUE(arbrt::stop());
+    EXPECT_EQ(kernelThreads(), before);
+}
+
+// The carriers made later run threads like any other: four threads that each wait until all four
+// run at once finish only if four carriers run them.
+TEST(DeferredCarriers, LateCarriers_RunThreadsInParallel) {
+    constexpr int kCores = 4;
+    arbrt::RuntimeOptions options;
+    options.numCores = kCores;
+    ASSERT_FALSE(arbrt::start(options).has_value());
+    EXPECT_TRUE(arbrt_test::startEveryCarrier(kCores));
+    EXPECT_TRUE(arbrt::stop());
+}
+
+// A first thread that may not run on core 0 brings the carrier it needs (here with every other).
+TEST(DeferredCarriers, FirstThreadPinnedElsewhere_Runs) {
+    arbrt::RuntimeOptions options;
+    options.numCores = 4;
+    ASSERT_FALSE(arbrt::start(options).has_value());
+    std::atomic<bool> ran{false};
+    arbrt::ThreadId t = arbrt::createThreadWith(arbrt_test::pinnedTo(3), [&] { ran = true; });
+    EXPECT_TRUE(eventually([&] { return ran.load(); }));
+    EXPECT_EQ(arbrt::join(t), 0);
+    EXPECT_TRUE(arbrt::stop());
+}
+
+}  // namespace
