@@ -59,7 +59,9 @@ bool refuseGuardPages(long nr, const long args[6], long* result) {
         gMappedBytes.store(args[1]);
         return false;
     }
-    if (nr == SYS_mprotect && args[2] == PROT_NONE && gMappedBytes.load() != 0) {
+    const bool guard = (nr == SYS_mprotect && args[2] == PROT_NONE) ||
+                       (nr == SYS_madvise && args[2] == 102 /*MADV_GUARD_INSTALL*/);
+    if (guard && gMappedBytes.load() != 0) {
         gMprotectsRefused.fetch_add(1);
         *result = -ENOMEM;
         return true;

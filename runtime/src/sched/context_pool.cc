@@ -190,7 +190,15 @@ bool equipStack(ThreadContext* t, const StackRequest& request) {
         (!t->stack.owned || t->stack.usable() != usable || t->stack.guard != guard)) {
         unmapStack(&t->stack);
     }
-    return t->stack.low || mapStack(usable, guard, &t->stack);
+    if (t->stack.low) return true;
+    // Default stacks come from the current core's batch (one mmap for many; stack.h). Read here,
+    // with no lock or switch until the carve is done, as the cache is in acquireContext().
+    Carrier* c = currentCarrier();
+    if (c && gRuntime && usable == roundUpToPage(gRuntime->options.defaultStackSize) &&
+        guard == pageSize()) {
+        return carveStack(&c->core->stackBatch, usable, guard, &t->stack);
+    }
+    return mapStack(usable, guard, &t->stack);
 }
 
 // Gives `t` the requested stack and a TCB ready for a new thread.
