@@ -9,9 +9,11 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
+#include <vector>
 
 #include "arbrt/io.h"
 #include "platform/sys.h"
+#include "sched/context_pool.h"
 #include "test_util.h"
 
 namespace {
@@ -57,12 +59,27 @@ bool refuseGuardPages(long nr, const long args[6], long* result) {
         gMappedBytes.store(args[1]);
         return false;
     }
-    if (nr == SYS_mprotect && args[2] == PROT_NONE && gMappedBytes.load() != 0) {
+    const bool guard = (nr == SYS_mprotect && args[2] == PROT_NONE) ||
+                       (nr == SYS_madvise && args[2] == 102 /*MADV_GUARD_INSTALL*/);
+    if (guard && gMappedBytes.load() != 0) {
         gMprotectsRefused.fetch_add(1);
         *result = -ENOMEM;
         return true;
     }
     if (nr == SYS_munmap && args[1] == gMappedBytes.load()) gUnmappedBytes.store(args[1]);
+    return false;
+}
+
+std::atomic<int> gStackMapsRefused{0};
+
+// Refuses every stack mapping (MAP_STACK): creates, and refills of the pool's reserve by idle
+// carriers, can then make no new stack.
+bool refuseStackMaps(long nr, const long args[6], long* result) {
+    if (nr == SYS_mmap && (args[3] & MAP_STACK)) {
+        gStackMapsRefused.fetch_add(1);
+        *result = -ENOMEM;
+        return true;
+    }
     return false;
 }
 
@@ -133,6 +150,65 @@ TEST_F(SysFault, MapStack_GuardRefusedUnmapsExactlyWhatItMapped) {
     EXPECT_EQ(gMprotectsRefused.load(), 1);
     EXPECT_NE(gMappedBytes.load(), 0);
     EXPECT_EQ(gUnmappedBytes.load(), gMappedBytes.load());
+}
+
+TEST_F(SysFault, Refill_MmapRefusedFailsCreatesOnlyWhenNoEquippedContextIsLeft) {
+    // Threads stay alive until a create fails: every pooled stack is in use by then, and the
+    // creates beyond the first dozens made the pool ask idle carriers for a reserve, whose
+    // refills now fail too.
+    gStackMapsRefused.store(0);
+    int err = 0;
+    size_t created = 0, equippedBefore = 0, equippedAtFailure = ~size_t{0};
+    arbrt::Semaphore release;
+    std::vector<arbrt::ThreadId> ids;
+    arbrt::ThreadId driver = arbrt::createThreadWith({}, [&] {
+        // First a burst of live threads beyond kReserveAfterContexts: the pool wants a reserve,
+        // and holds the burst's contexts afterwards.
+        std::vector<arbrt::ThreadId> burst;
+        for (size_t i = 0; i < 4 * arbrt::detail::kReserveAfterContexts; ++i) {
+            burst.push_back(arbrt::createThreadWith({}, [&] { release.wait(); }));
+            ASSERT_TRUE(burst.back());
+        }
+        for (size_t i = 0; i < burst.size(); ++i) release.post();
+        for (arbrt::ThreadId id : burst) ASSERT_EQ(arbrt::join(id), 0);
+        ASSERT_GT(arbrt::detail::sharedPoolCounts().reserveTarget, 0u);
+        equippedBefore = arbrt::detail::sharedPoolCounts().equipped;
+        {
+            ScopedInterceptor refuse(refuseStackMaps);
+            for (;;) {
+                const arbrt::ThreadId t = arbrt::spawn(
+                    {},
+                    [](void* r) -> void* {
+                        static_cast<arbrt::Semaphore*>(r)->wait();
+                        return nullptr;
+                    },
+                    &release, &err);
+                if (!t) {
+                    equippedAtFailure = arbrt::detail::sharedPoolCounts().equipped;
+                    break;
+                }
+                ids.push_back(t);
+                ++created;
+                if (created > 100000) break;  // never: the refusal would have been ignored
+            }
+        }
+        // The runtime carries on: with mappings allowed again, a create succeeds.
+        std::atomic<bool> ran{false};
+        const arbrt::ThreadId t = arbrt::createThreadWith({}, [&] { ran.store(true); });
+        EXPECT_TRUE(t);
+        if (t) {
+            EXPECT_EQ(arbrt::join(t), 0);
+        }
+        EXPECT_TRUE(ran.load());
+        for (size_t i = 0; i < ids.size(); ++i) release.post();
+        for (arbrt::ThreadId id : ids) EXPECT_EQ(arbrt::join(id), 0);
+    });
+    ASSERT_TRUE(driver);
+    ASSERT_EQ(arbrt::join(driver), 0);
+    EXPECT_EQ(err, EAGAIN);
+    EXPECT_GE(created, equippedBefore);
+    EXPECT_EQ(equippedAtFailure, 0u);
+    EXPECT_GE(gStackMapsRefused.load(), 1);
 }
 
 // Sleeping carriers, the monitor and kernel-thread waiters all see spurious EINTRs while user

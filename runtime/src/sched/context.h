@@ -143,6 +143,10 @@ struct alignas(64) ThreadContext {
     // yielding. Written by the signal handler on the thread's carrier, read and cleared by the
     // thread itself in the trampoline right after.
     bool hookOnly = false;
+    // The pooled TCB was made by refillContextPool() and never held a thread: the next occupant
+    // treats it as new (no reset, libc's ctype set-up at entry). Written under the pool's rules
+    // (only by whoever holds the context outside any list: the refiller, the acquirer, strip()).
+    bool freshTcb = false;
     // The class setThreadClass() asked for (any thread), applied by the thread at its next switch.
     std::atomic<uint8_t> wantedClass{0};
     Stack stack;

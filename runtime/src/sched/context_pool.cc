@@ -1,6 +1,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -17,7 +18,9 @@ namespace {
 // ones were stripped by a trim (or could not be equipped). Guarded by `lock`; survives
 // stop()/start() so pooled stacks are reused. `lowWater` is the fewest equipped contexts the pool
 // held since the current trim period began; `toTrim` how many the last period's end found unused
-// (the monitor strips them in chunks).
+// (the monitor strips them in chunks). `reserveTarget` is how many equipped contexts idle carriers
+// keep ready (context_pool.h: the reserve), `dry` whether a create found none since the current
+// trim period began.
 struct SharedPool {
     SpinLock lock{LockRank::contextPool};
     ThreadContext* equipped = nullptr;
@@ -26,7 +29,17 @@ struct SharedPool {
     size_t toTrim = 0;
     ThreadContext* bare = nullptr;
     size_t bareCount = 0;
+    size_t reserveTarget = 0;
+    bool dry = false;
 } gShared;
+
+// Whether the pool holds fewer equipped contexts than its reserve target: a hint that idle
+// carriers read on every idle pass without the pool lock (relaxed: a stale value costs one lock
+// round in refillContextPool(), or one pass of delay). Set under gShared.lock when a pop leaves the
+// pool short, cleared under it when a refill reaches the target or fails.
+std::atomic<bool> gRefillWanted{false};
+// Contexts refillContextPool() equipped, for statistics and tests: relaxed increments by refillers.
+std::atomic<uint64_t> gRefilled{0};
 
 // Written only by the monitor (trimContextPool): when the current trim period began.
 uint64_t gTrimPeriodStartNs = 0;
@@ -91,10 +104,33 @@ ThreadContext* popEquippedLocked() {
     return t;
 }
 
+// Caller holds gShared.lock. Asks idle carriers for a refill when the pool fell below its reserve
+// target; the load first keeps a pool in steady use from writing the hint's line on every pop.
+void noteShortLocked() {
+    if (gShared.equippedCount < gShared.reserveTarget &&
+        !gRefillWanted.load(std::memory_order_relaxed)) {
+        gRefillWanted.store(true, std::memory_order_relaxed);
+    }
+}
+
+// Caller holds gShared.lock. A create found no equipped context: beyond kReserveAfterContexts
+// contexts that is a program keeping many threads alive, and the reserve grows (context_pool.h).
+void noteDryLocked() {
+    const size_t made = gSlotsMade.load(std::memory_order_relaxed);
+    gShared.reserveTarget = reserveAfterDryCreate(gShared.reserveTarget, made);
+    if (gShared.reserveTarget == 0) return;
+    gShared.dry = true;
+    noteShortLocked();
+}
+
 // An equipped context if any (no system call to make it usable), else a bare one, else a new one.
 ThreadContext* popShared() {
     std::lock_guard<SpinLock> guard(gShared.lock);
-    if (ThreadContext* t = popEquippedLocked()) return t;
+    if (ThreadContext* t = popEquippedLocked()) {
+        noteShortLocked();
+        return t;
+    }
+    noteDryLocked();
     if (ThreadContext* t = gShared.bare) {
         gShared.bare = t->nextFree;
         --gShared.bareCount;
@@ -107,6 +143,11 @@ size_t sharedLimit() {
     return gRuntime ? gRuntime->options.pooledContextsPerCore * size_t(gRuntime->numCores) : 0;
 }
 
+// Caller holds gShared.lock. Equipped contexts a trim leaves: the configured pool or the reserve.
+size_t keepLocked() {
+    return std::max(sharedLimit(), gShared.reserveTarget);
+}
+
 // Releases the stack and TCB of a context that will sit in the pool bare.
 void strip(ThreadContext* t) {
     unmapStack(&t->stack);
@@ -116,6 +157,7 @@ void strip(ThreadContext* t) {
     void* tcb = t->tcb;
     t->tcb = nullptr;
     gShared.lock.unlock();
+    t->freshTcb = false;
     if (tcb) GlibcTcb::deallocate(tcb);
 }
 
@@ -148,13 +190,24 @@ bool equipStack(ThreadContext* t, const StackRequest& request) {
         (!t->stack.owned || t->stack.usable() != usable || t->stack.guard != guard)) {
         unmapStack(&t->stack);
     }
-    return t->stack.low || mapStack(usable, guard, &t->stack);
+    if (t->stack.low) return true;
+    // Default stacks come from the current core's batch (one mmap for many; stack.h). Read here,
+    // with no lock or switch until the carve is done, as the cache is in acquireContext().
+    Carrier* c = currentCarrier();
+    if (c && gRuntime && usable == roundUpToPage(gRuntime->options.defaultStackSize) &&
+        guard == pageSize()) {
+        return carveStack(&c->core->stackBatch, usable, guard, &t->stack);
+    }
+    return mapStack(usable, guard, &t->stack);
 }
 
 // Gives `t` the requested stack and a TCB ready for a new thread.
 bool equip(ThreadContext* t, const StackRequest& stack) {
     if (!equipStack(t, stack)) return false;
-    if (t->tcb) {
+    if (t->tcb && t->freshTcb) {
+        t->freshTcb = false;  // made by a refill: its TLS is the images already
+        t->reusedTcb = false;
+    } else if (t->tcb) {
         GlibcTcb::resetForReuse(t->tcb);
         t->reusedTcb = true;
     } else {
@@ -166,7 +219,63 @@ bool equip(ThreadContext* t, const StackRequest& stack) {
     return true;
 }
 
+// The stack a thread gets without attributes: what the reserve is made of.
+StackRequest defaultStack() {
+    StackRequest request;
+    request.usable = gRuntime ? gRuntime->options.defaultStackSize : 0;
+    request.guard = pageSize();
+    return request;
+}
+
+// Takes a context for the reserve while the pool is below its target: a bare one, else a new one.
+// Clears the hint when nothing is wanted.
+ThreadContext* takeForRefill() {
+    std::lock_guard<SpinLock> guard(gShared.lock);
+    if (gShared.equippedCount >= gShared.reserveTarget) {
+        gRefillWanted.store(false, std::memory_order_relaxed);
+        return nullptr;
+    }
+    ThreadContext* t = gShared.bare;
+    if (t) {
+        gShared.bare = t->nextFree;
+        --gShared.bareCount;
+        return t;
+    }
+    t = newContextLocked();
+    if (!t) gRefillWanted.store(false, std::memory_order_relaxed);
+    return t;
+}
+
 }  // namespace
+
+bool refillContextPool() {
+    if (!gRefillWanted.load(std::memory_order_relaxed) || !gRuntime) return false;
+    ThreadContext* t = takeForRefill();
+    if (!t) return false;
+    // A default stack with its top page faulted in (the creator writes the entry frame there) and
+    // a TCB whose TLS glibc just initialised: the create that takes it only fills fields.
+    bool made = equipStack(t, defaultStack());
+    if (made && !t->tcb) {
+        t->tcb = GlibcTcb::allocate();
+        t->freshTcb = t->tcb != nullptr;
+        made = t->freshTcb;
+    }
+    if (made) static_cast<volatile char*>(t->stack.top())[-1] = 0;
+    pushShared(t);
+    if (!made) {
+        // Out of memory or address space: no retry until a create finds the pool dry again.
+        gRefillWanted.store(false, std::memory_order_relaxed);
+        return false;
+    }
+    gRefilled.fetch_add(1, std::memory_order_relaxed);
+    return true;
+}
+
+void resetReserveLocked() {
+    gShared.reserveTarget = 0;
+    gShared.dry = false;
+    gRefillWanted.store(false, std::memory_order_relaxed);
+}
 
 ThreadContext* acquireContext(const StackRequest& stack) {
     ThreadContext* t = nullptr;
@@ -225,7 +334,9 @@ void flushCache(ContextCache* cache) {
 bool trimContextPool(uint64_t nowNs) {
     if (nowNs - gTrimPeriodStartNs >= kPoolTrimPeriodNs) {
         std::lock_guard<SpinLock> guard(gShared.lock);
-        gShared.toTrim = contextsToTrim(gShared.lowWater, gShared.equippedCount, sharedLimit());
+        gShared.reserveTarget = reserveAtPeriodEnd(gShared.reserveTarget, gShared.dry);
+        gShared.dry = false;
+        gShared.toTrim = contextsToTrim(gShared.lowWater, gShared.equippedCount, keepLocked());
         gShared.lowWater = gShared.equippedCount;
         gTrimPeriodStartNs = nowNs;
     }
@@ -234,7 +345,7 @@ bool trimContextPool(uint64_t nowNs) {
         {
             std::lock_guard<SpinLock> guard(gShared.lock);
             // Re-checked each time: creates may have taken contexts since the period ended.
-            if (gShared.toTrim == 0 || gShared.equippedCount <= sharedLimit()) {
+            if (gShared.toTrim == 0 || gShared.equippedCount <= keepLocked()) {
                 gShared.toTrim = 0;
                 return false;
             }
@@ -250,7 +361,8 @@ bool trimContextPool(uint64_t nowNs) {
 
 PoolCounts sharedPoolCounts() {
     std::lock_guard<SpinLock> guard(gShared.lock);
-    return PoolCounts{gShared.equippedCount, gShared.bareCount};
+    return PoolCounts{gShared.equippedCount, gShared.bareCount, gShared.reserveTarget,
+                      gRefilled.load(std::memory_order_relaxed)};
 }
 
 void lockContextPool() {

@@ -60,11 +60,51 @@ inline size_t contextsToTrim(size_t lowWater, size_t count, size_t keep) {
 // True while stripping remains to be done (the caller comes back soon).
 bool trimContextPool(uint64_t nowNs);
 
+// --- The reserve: equipped contexts made ahead of demand, off the creating thread. A program that
+// keeps more threads alive than the pool holds pays, at every create beyond it, a stack mapping,
+// a guard, a TCB and first page faults (~10 us here). Once such a create finds no equipped context
+// (a "dry" create, counted only after kReserveAfterContexts contexts exist, so that programs with
+// few threads never see a reserve), the shared pool keeps a reserve target: idle carriers, with
+// nothing to run or steal, equip one context at a time (refillContextPool) until the pool holds
+// that many. Each dry create doubles the target (kReserveMin..kReserveMax); a trim period without
+// one halves it, to zero below kReserveMin, and trims keep max(target, pool size) equipped.
+// Memory: at most kReserveMax equipped contexts beyond what the program itself left pooled (a
+// stack's top page, a TCB and static TLS each resident, about 8 KiB, and the stack's address
+// space).
+constexpr size_t kReserveAfterContexts = 64;
+constexpr size_t kReserveMin = 16;
+constexpr size_t kReserveMax = 256;
+
+// Pure: the reserve target after a dry create when `contextsMade` contexts exist (a program that
+// never had more than kReserveAfterContexts threads at once gets no reserve).
+inline size_t reserveAfterDryCreate(size_t target, size_t contextsMade) {
+    if (contextsMade < kReserveAfterContexts) return target;
+    const size_t doubled = target * 2;
+    if (doubled < kReserveMin) return kReserveMin;
+    return doubled > kReserveMax ? kReserveMax : doubled;
+}
+// Pure: the reserve target at the end of a trim period; `dry` when a create found the pool dry
+// during it.
+inline size_t reserveAtPeriodEnd(size_t target, bool dry) {
+    if (dry) return target;
+    return target / 2 < kReserveMin ? 0 : target / 2;
+}
+
+// Idle carriers only (nothing runnable on their core or to steal): equips one context for the
+// reserve if the pool is below its target. True when it made one and more are wanted (the caller
+// looks for work, then may come back); false when nothing is wanted or making one failed (no
+// retry until the next dry create). Cheap when nothing is wanted (one relaxed load).
+bool refillContextPool();
+// Fork child, pool lock held: the parent's demand says nothing of the child's.
+void resetReserveLocked();
+
 // Pooled contexts, for tests and statistics: those in the shared pool with a stack and TCB, and
 // those without (stripped). Takes the pool lock.
 struct PoolCounts {
     size_t equipped = 0;
     size_t bare = 0;
+    size_t reserveTarget = 0;
+    uint64_t refilled = 0;  // contexts equipped by refillContextPool() since the process started
 };
 PoolCounts sharedPoolCounts();
 

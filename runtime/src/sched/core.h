@@ -126,6 +126,7 @@ struct Core {
     alignas(64) Carrier* owner = nullptr;
     std::atomic<Carrier*> carrier{nullptr};
     ContextCache cache;
+    StackBatch stackBatch;  // default stacks mapped ahead (stack.h); same rule as `cache`
     std::atomic<uint64_t> busyTicks{0};
     std::atomic<uint64_t> threadStarts{0};  // threads switched in here (estimation.cc)
     // Idle accounting for samplers (trace, core estimation): the TSC at which the dispatcher went

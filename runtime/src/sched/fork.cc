@@ -139,6 +139,7 @@ std::optional<Error> childAfterFork(int numCores) {
     RuntimeState* old = gRuntime;
     ThreadContext* self = currentContext();
     if (old) forEachContextLocked(forgetOtherThread, self);
+    resetReserveLocked();
     unlockContextPool();
     GlibcTcb::unlockStaticTls();
     if (!old) return std::nullopt;

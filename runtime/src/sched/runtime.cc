@@ -116,7 +116,10 @@ void stopCarriers(RuntimeState& rt) {
         if (rt.carriers[i].threadStarted) gHost.join(rt.carriers[i].thread, nullptr);
     }
     stopPoller();  // after every carrier that might wait on it or write its wake-up descriptor
-    for (int i = 0; i < rt.numCores; ++i) flushCache(&rt.cores[i].cache);
+    for (int i = 0; i < rt.numCores; ++i) {
+        flushCache(&rt.cores[i].cache);
+        releaseStackBatch(&rt.cores[i].stackBatch);
+    }
 }
 
 }  // namespace

@@ -34,4 +34,24 @@ Stack userStack(void* low, size_t size);
 // Unmaps a stack we own; forgets a caller's. Leaves `stack` empty either way.
 void unmapStack(Stack* stack);
 
+// Stacks of one size mapped kStackBatch at a time, contiguous, and handed out one by one (each
+// then an ordinary stack: unmapStack() unmaps exactly its own range). One mmap serves many
+// creates, and where the kernel has MADV_GUARD_INSTALL (6.13) a guard is a page-table marker, not
+// a VMA split, whose page table the stack below it shares for its top page: measured here, per
+// 8 MiB stack, mmap + guard 3.5 us and first touch of its top page 3.4 us one by one, 1.6 us and
+// 1.9 us in a batch with guard markers (2.4 us and 3.4 us with mprotect guards). Not shared: the
+// caller gives each user its own batch (a core's, touched only by its carrier).
+struct StackBatch {
+    char* next = nullptr;  // lowest address of the next stack to hand out
+    size_t left = 0;       // stacks still mapped at `next` and above
+    size_t usable = 0;     // their sizes (rounded to pages)
+    size_t guard = 0;
+};
+constexpr size_t kStackBatch = 16;
+// Like mapStack(), from `batch` when it holds stacks of these sizes, else from a new batch (what
+// is left of the old one is unmapped). False when the address space or mapping count is out.
+bool carveStack(StackBatch* batch, size_t usableSize, size_t guardSize, Stack* out);
+// Unmaps the stacks `batch` still holds (the runtime stops).
+void releaseStackBatch(StackBatch* batch);
+
 }  // namespace arbrt::detail
