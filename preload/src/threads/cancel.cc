@@ -50,6 +50,7 @@ bool actionable(int word) {
 // cancellation point or interruptible wait instead.
 void onCancelSignal(int, siginfo_t* info, void* context) {
     if (info->si_code != SI_TKILL || info->si_pid != getpid()) return;
+    arbrt::embed::interruptTaken();  // before reading the state the senders published
     const bool preemption = arbrt::onPreemptSignal(context);  // the runtime's monitor sent it
     if (!onUserThread()) return;
     const auto* uc = static_cast<const ucontext_t*>(context);
@@ -80,9 +81,7 @@ void installCancelHandler() {
 
 bool interruptUserThread(arbrt::ThreadId target) {
     installCancelHandler();
-    const int tid = arbrt::kernelTidOf(target);
-    if (tid) rawSyscall(SYS_tgkill, getpid(), tid, kSigCancel);
-    return tid != 0;
+    return arbrt::embed::interruptCarrierOf(target, kSigCancel);
 }
 
 // A preempted thread resumes here (runtime's resume hook) before its interrupted instruction: what

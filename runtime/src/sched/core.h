@@ -193,6 +193,14 @@ struct Carrier {
     // ran in place, which the SIGSYS handler opens and this carrier's next switch closes. Written
     // only on this kernel thread.
     std::atomic<uint8_t> syscallSelector{1 /*kSyscallsTrapped*/};
+    // An interruption signal (embed::interruptCarrierOf) sent to this kernel thread and not yet
+    // taken: set by senders (exchange, acq_rel), cleared by the handler on this thread
+    // (interruptTaken, exchange, acq_rel), so the handler reads what every skipped sender
+    // published. With it a sender sends only if none is in flight (or the one in flight is older
+    // than kInterruptResendNs): the signal is real-time, every send queues one more, and a carrier
+    // descheduled for a while took hundreds nested (SA_NODEFER) and overflowed its stack.
+    alignas(64) std::atomic<uint32_t> interruptPending{0};
+    std::atomic<uint64_t> interruptSentTsc{0};  // when the pending one was sent (rdtsc)
 };
 
 // --- Run queues and placement (core.cc).

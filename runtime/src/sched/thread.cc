@@ -1,10 +1,13 @@
 // User-thread lifecycle: create, exit, join, detach, and the calls a thread makes on itself.
+#include <sys/syscall.h>
+
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
 
 #include "arbrt/embed/invariant.h"
+#include "arbrt/embed/raw_syscall.h"
 #include "arbrt/embed/threads.h"
 #include "arbrt/parking_lot.h"
 #include "arbrt/thread.h"
@@ -485,6 +488,43 @@ int kernelTidOf(ThreadId thread) {
     if (!c || std::atomic_ref(c->current).load(std::memory_order_acquire) != t) return 0;
     return GlibcTcb::userThreadId(c->nativeTcb);  // the same field holds a kernel thread's tid
 }
+
+}  // namespace arbrt
+
+namespace arbrt::embed {
+
+using namespace arbrt::detail;
+
+namespace {
+// A pending interruption older than this is sent again (its kernel thread may have been moved
+// off the core before taking it, or it targeted a thread that switched out meanwhile).
+constexpr uint64_t kInterruptResendNs = 20'000'000;
+}  // namespace
+
+bool interruptCarrierOf(ThreadId thread, int sig) {
+    ThreadContext* t = thread.context;
+    if (!t || t->generation() != thread.generation) return false;
+    Carrier* c = std::atomic_ref(t->carrier).load(std::memory_order_acquire);
+    if (!c || std::atomic_ref(c->current).load(std::memory_order_acquire) != t) return false;
+    const uint64_t now = rdtsc();
+    if (c->interruptPending.exchange(1, std::memory_order_acq_rel) != 0 &&
+        now - c->interruptSentTsc.load(std::memory_order_relaxed) <
+            ticksForNs(kInterruptResendNs)) {
+        return true;  // the signal in flight will be taken after our state was published
+    }
+    c->interruptSentTsc.store(now, std::memory_order_relaxed);
+    const int tid = GlibcTcb::userThreadId(c->nativeTcb);
+    sysCall(SYS_tgkill, rawSyscall(SYS_getpid), tid, sig);
+    return true;
+}
+
+void interruptTaken() {
+    if (Carrier* c = currentCarrier()) c->interruptPending.exchange(0, std::memory_order_acq_rel);
+}
+
+}  // namespace arbrt::embed
+
+namespace arbrt {
 
 int detach(ThreadId id) {
     ThreadContext* t = id.context;

@@ -33,4 +33,13 @@ using detail::tcbOf;
 // The live user thread whose TCB is `tcb`, or a null handle if `tcb` is not a user thread's.
 using detail::threadFromTcb;
 
+// Sends `sig` to the kernel thread running `thread` now so that a handler there acts on what the
+// caller published before (a cancellation, a pending signal), unless a signal sent by this
+// function to that kernel thread is still untaken: its handler will read the caller's state.
+// False when the thread runs nowhere (nothing to interrupt). Not async-signal-safe.
+bool interruptCarrierOf(ThreadId thread, int sig);
+// The handler's first step on a carrier (async-signal-safe): the pending interruption is taken.
+// Callers of interruptCarrierOf() after this point send again.
+void interruptTaken();
+
 }  // namespace arbrt::embed
