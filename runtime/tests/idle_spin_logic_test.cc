@@ -28,7 +28,8 @@ TEST(IdleSpinLearner, Record_PeriodsWithoutWorkCountAsMisses) {
     IdleSpinLearner l;
     for (int i = 0; i < 40; ++i) l.record(1, false, kBudget);
     EXPECT_EQ(l.score(), 0u);
-    EXPECT_EQ(l.budget(kBudget), kBudget / IdleSpinLearner::kProbeDivisor);
+    EXPECT_EQ(l.probeScore(), 0u);
+    EXPECT_EQ(l.budget(kBudget), 0u);
 }
 
 TEST(IdleSpinLearner, Record_ShortGapsAfterSleepsBringTheFullPollBack) {
@@ -53,14 +54,36 @@ TEST(IdleSpinLearner, Record_GapEqualToTheBudgetIsCaught) {
 }
 
 TEST(IdleSpinLearner, Record_MixedPatternPollsWhileMostGapsAreCaught) {
-    // Three of four gaps caught: keep polling. One of four: probe.
-    IdleSpinLearner mostly, rarely;
+    // Three of four gaps caught: keep polling. One of four, and none short enough for the probe:
+    // sleep at once. One of four within the probe: probe.
+    IdleSpinLearner mostly, rarely, quickHandOffs;
+    constexpr uint64_t kWithinProbe = kBudget / IdleSpinLearner::kProbeDivisor / 2;
     for (int i = 0; i < 200; ++i) {
         mostly.record(i % 4 == 0 ? kBudget * 8 : kBudget / 4, true, kBudget);
         rarely.record(i % 4 == 0 ? kBudget / 4 : kBudget * 8, true, kBudget);
+        quickHandOffs.record(i % 4 == 0 ? kWithinProbe : kBudget * 8, true, kBudget);
     }
     EXPECT_EQ(mostly.budget(kBudget), kBudget);
-    EXPECT_EQ(rarely.budget(kBudget), kBudget / IdleSpinLearner::kProbeDivisor);
+    EXPECT_EQ(rarely.budget(kBudget), 0u);
+    EXPECT_EQ(quickHandOffs.budget(kBudget), kBudget / IdleSpinLearner::kProbeDivisor);
+}
+
+// Woken by the network only (readiness is recorded as not caught): the probe goes too, but not
+// after a few misses, and hand-offs within it bring it back.
+TEST(IdleSpinLearner, Record_ProbeDroppedWhenItNeverCatchesAndBackWhenItWould) {
+    IdleSpinLearner l;
+    int periods = 0;
+    while (l.budget(kBudget) != 0) {
+        l.record(kBudget / 2, false, kBudget);
+        ASSERT_LT(++periods, 40) << "never stopped probing";
+    }
+    EXPECT_GE(periods, 10) << "a few misses must not drop the probe";
+    periods = 0;
+    while (l.budget(kBudget) == 0) {
+        l.record(kBudget / IdleSpinLearner::kProbeDivisor, true, kBudget);
+        ASSERT_LT(++periods, 20) << "never probed again";
+    }
+    EXPECT_GE(l.budget(kBudget), kBudget / IdleSpinLearner::kProbeDivisor);
 }
 
 TEST(IdleSpinLearner, Budget_ZeroBudgetStaysZero) {

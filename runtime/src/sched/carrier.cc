@@ -145,6 +145,7 @@ void idle(Carrier* c) {
             break;
         }
         if ((refilled = refillContextPool())) continue;
+        if (budget == 0) break;  // no poll warranted: one look, then sleep
         // Between looks at other cores, watch only our own core's words: new work for us is seen
         // within a pause, while other cores' lines (written by their runners on every switch)
         // are read every ~1.6 us instead of every ~100 ns, which slowed those runners (spawn+join
