@@ -8,6 +8,7 @@
 #
 # Usage: bench/idle-cpu/run.sh [--build-dir DIR] [--baseline DIR] [--rate R] [--duration S]
 #            [--threads N] [--connections N] [--repeat N] [--arbrun-args "ARGS"]
+#            [--backend standalone|fake|cgroup-v1|cgroup-v2]
 #   --build-dir   CMake build tree with bin/arbrun and bin/arbloadgen (default <repo>/build)
 #   --baseline    another tree with bin/arbrun and lib/libarbrun.so (e.g. main's build): run too,
 #                 as mode "baseline", in the same alternation, so before/after share the machine
@@ -16,7 +17,12 @@
 #   --threads     memcached worker threads (default 4)
 #   --connections load-generator connections (default 4)
 #   --repeat      runs per mode (default 3)
-#   --arbrun-args extra arbrun options (always: --standalone), e.g. "--idle-spin 0"
+#   --arbrun-args extra arbrun options, e.g. "--idle-spin 0"
+#   --backend     standalone (default: arbrun --standalone) or a core-arbiter backend: the script
+#                 starts core-arbiter (CPUs 0-3 with fake, which pins nothing; 0 and 1 with the
+#                 cgroup backends, root only, CPU 0 unmanaged) and runs memcached under
+#                 `arbrun --arbiter SOCKET --cores 1:MANAGED`; the arbiter and its cpusets are
+#                 removed on exit
 # Goal: server CPU under arbrun <= 1.2x native, p50 and p99 no worse than native.
 set -euo pipefail
 
@@ -29,6 +35,7 @@ connections=4
 repeat=3
 arbrun_args=
 baseline=
+backend=standalone
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build-dir) build=${2:?--build-dir needs a directory}; shift ;;
@@ -39,6 +46,7 @@ while [[ $# -gt 0 ]]; do
     --connections) connections=${2:?--connections needs a count}; shift ;;
     --repeat) repeat=${2:?--repeat needs a count}; shift ;;
     --arbrun-args) arbrun_args=${2?--arbrun-args needs a string}; shift ;;
+    --backend) backend=${2:?--backend needs standalone, fake, cgroup-v1 or cgroup-v2}; shift ;;
     -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -47,6 +55,11 @@ done
 for n in "$rate" "$duration" "$threads" "$connections" "$repeat"; do
   [[ $n =~ ^[0-9]+$ && $n -gt 0 ]] || { echo "run.sh: '$n' is not a positive integer" >&2; exit 2; }
 done
+case $backend in
+  standalone|fake) ;;
+  cgroup-v1|cgroup-v2) [[ $(id -u) -eq 0 ]] || { echo "run.sh: --backend $backend needs root" >&2; exit 2; } ;;
+  *) echo "run.sh: --backend must be standalone, fake, cgroup-v1 or cgroup-v2" >&2; exit 2 ;;
+esac
 command -v memcached >/dev/null || { echo "run.sh: memcached not installed (apt-get install memcached)" >&2; exit 2; }
 for b in arbrun arbloadgen; do
   [[ -x $build/bin/$b ]] || { echo "run.sh: $build/bin/$b not found: build first" >&2; exit 2; }
@@ -61,6 +74,36 @@ fi
 source "$(dirname "$0")/../lib/server.sh"
 bench_scratch idlecpu
 
+# Arbiter backends: one core-arbiter for the whole run, stopped (and its cpusets removed) on exit.
+arbiter= cgroot= mode_args=(--standalone)
+stop_arbiter() {  # the server first (it may sit in a cpuset), then the arbiter, then the files
+  if [[ -n ${server:-} ]]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
+  server=
+  if [[ -n $arbiter ]]; then kill "$arbiter" 2>/dev/null || true; wait "$arbiter" 2>/dev/null || true; fi
+  [[ -n $cgroot && -d $cgroot ]] && find "$cgroot" -depth -type d -exec rmdir {} \; 2>/dev/null
+  bench_cleanup
+}
+if [[ $backend != standalone ]]; then
+  [[ -x $build/bin/core-arbiter ]] || { echo "run.sh: $build/bin/core-arbiter not found: build first" >&2; exit 2; }
+  cpus=0-3 managed=3 cgroot=$work/cg
+  if [[ $backend == cgroup-v* ]]; then
+    cpus=0-1 managed=1
+    fs=cgroup; [[ $backend == cgroup-v2 ]] && fs=cgroup2
+    mount=$(awk -v fs=$fs '$3 == fs && (fs == "cgroup2" || $4 ~ /(^|,)cpuset(,|$)/) { print $2; exit }' /proc/mounts)
+    [[ -n $mount ]] || { echo "run.sh: no $backend cpuset hierarchy is mounted" >&2; exit 2; }
+    cgroot=$mount/arbrun-idlecpu-$$
+  else
+    mkdir -p "$cgroot"
+  fi
+  trap stop_arbiter EXIT
+  "$build/bin/core-arbiter" --backend "$backend" --cgroup-root "$cgroot" --cpus "$cpus" --reserve 1 \
+      --socket "$work/arb.sock" --log-level warn 2>"$work/arbiter.log" &
+  arbiter=$!
+  for _ in $(seq 100); do [[ -S $work/arb.sock ]] && break; sleep 0.05; done
+  [[ -S $work/arb.sock ]] || { echo "run.sh: core-arbiter did not start: $(tail -2 "$work/arbiter.log")" >&2; exit 1; }
+  mode_args=(--arbiter "$work/arb.sock" --cores "1:$managed")
+fi
+
 ticks=$(getconf CLK_TCK)
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }  # utime + stime of the whole process
 
@@ -73,7 +116,7 @@ run_once() {
     local tree=$build
     [[ $mode == baseline ]] && tree=$baseline
     # shellcheck disable=SC2206  # the extra options are meant to split
-    cmd=("$tree/bin/arbrun" --standalone $arbrun_args -- "${cmd[@]}")
+    cmd=("$tree/bin/arbrun" "${mode_args[@]}" $arbrun_args -- "${cmd[@]}")
   fi
   start_on_free_port "${cmd[@]}" || { echo "run.sh: memcached did not start: $(tail -2 "$work/server.err")" >&2; exit 1; }
   # arbloadgen sets its keys first, then measures: sample the CPU clock when the measurement starts
@@ -94,7 +137,8 @@ run_once() {
 }
 
 echo "== idle CPU: memcached -t $threads, $rate req/s open loop, $connections connections," \
-     "${duration} s x $repeat per mode; arbrun --standalone $arbrun_args; load $(cut -d' ' -f1-3 /proc/loadavg)"
+     "${duration} s x $repeat per mode; arbrun ${mode_args[*]} $arbrun_args ($backend);" \
+     "load $(cut -d' ' -f1-3 /proc/loadavg)"
 : >"$work/native"; : >"$work/arbrun"; : >"$work/baseline"
 for ((i = 1; i <= repeat; i++)); do
   for mode in "${modes[@]}"; do run_once "$mode" >>"$work/$mode"; done
