@@ -19,6 +19,9 @@
 
 namespace {
 
+using arbrt_test::exitStatusOf;
+using arbrt_test::forkWithRuntime;
+
 using arbrt::detail::kReserveAfterContexts;
 using arbrt::detail::kReserveMax;
 using arbrt::detail::kReserveMin;
@@ -68,24 +71,6 @@ class ContextPool : public ::testing::Test {
         return counts.equipped + counts.bare + kKeep + kThreads;
     }
 };
-
-// fork() wrapped in the hooks the way the preload's atfork handlers do it.
-pid_t forkWithRuntime(int childCores) {
-    arbrt::prepareFork();
-    const pid_t pid = fork();
-    if (pid == 0) {
-        if (arbrt::childAfterFork(childCores)) _exit(90);
-    } else {
-        arbrt::parentAfterFork();
-    }
-    return pid;
-}
-
-int exitStatusOf(pid_t pid) {
-    int status = 0;
-    if (waitpid(pid, &status, 0) != pid) return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + status;
-}
 
 TEST_F(ContextPool, Release_KeepsStacksBeyondThePoolSize) {
     // A trim strips at most the contexts that were pooled before and unused since (the lowest

@@ -12,25 +12,10 @@
 
 namespace {
 
+using arbrt_test::exitStatusOf;
+using arbrt_test::forkWithRuntime;
+
 using ForkTest = arbrt_test::RuntimeTest<2>;
-
-// fork() wrapped in the hooks the way the preload's atfork handlers do it.
-pid_t forkWithRuntime(int childCores) {
-    arbrt::prepareFork();
-    const pid_t pid = fork();
-    if (pid == 0) {
-        if (arbrt::childAfterFork(childCores)) _exit(90);
-    } else {
-        arbrt::parentAfterFork();
-    }
-    return pid;
-}
-
-int exitStatusOf(pid_t pid) {
-    int status = 0;
-    if (waitpid(pid, &status, 0) != pid) return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + status;
-}
 
 // Runs in the child: threads, a contended mutex, a sleep, joins; returns an exit status.
 int exerciseChild(arbrt::ThreadId parentThread) {

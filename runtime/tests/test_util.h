@@ -13,8 +13,11 @@
 #pragma once
 
 #include <arbrt/arbrt.h>
+#include <arbrt/embed/fork.h>
 #include <gtest/gtest.h>
 #include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -55,6 +58,26 @@ inline void relax() {
     } else {
         sched_yield();
     }
+}
+
+// fork() wrapped in the runtime's hooks the way the preload's atfork handlers do it; a child whose
+// runtime could not be rebuilt exits with status 90.
+inline pid_t forkWithRuntime(int childCores) {
+    arbrt::prepareFork();
+    const pid_t pid = fork();
+    if (pid == 0) {
+        if (arbrt::childAfterFork(childCores)) _exit(90);
+    } else {
+        arbrt::parentAfterFork();
+    }
+    return pid;
+}
+
+// The exit status of child `pid` (waited for); 1000 + the wait status if it did not exit.
+inline int exitStatusOf(pid_t pid) {
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + status;
 }
 
 // Spins (relaxing) until pred() holds; false if it still does not after kHangLimit.
