@@ -135,6 +135,7 @@ void switchAway(ThreadContext* self, AfterSwitch action) {
 }
 
 void switchTo(ThreadContext* self, ThreadContext* next, AfterSwitch action) {
+    ARB_ASSERT(rankedLocksHeld() == 0, "a user thread switches out holding a runtime lock");
     Carrier* c = self->carrier;
     Core* core = c->core;
     // Barrier-aware release (park_history.h): the park rhythm tells the release watcher when this

@@ -52,6 +52,10 @@ constinit thread_local HeldLocks tHeld{};
 
 }  // namespace
 
+int rankedLocksHeld() {
+    return kCheckInvariants ? tHeld.count : 0;
+}
+
 // Every attempt looks at the word first: a failing CAS would pull the line from the holder.
 void SpinLock::lockSlow() {
     const uint32_t base = this->base();

@@ -125,6 +125,11 @@ class SpinLock {
 };
 static_assert(sizeof(SpinLock) == 4);
 
+// Checked builds: how many ranked locks the calling thread holds (always 0 otherwise). A user
+// thread must hold none when it switches out: a lock held across the switch would stall (or, on
+// one core, deadlock) every thread that wants it until the holder runs again.
+int rankedLocksHeld();
+
 }  // namespace arbrt::detail
 
 namespace arbrt::embed {
