@@ -1,9 +1,11 @@
-// cancel_async_in_calls: asynchronous cancellation acts while the cancelled thread spends nearly
-// all of its time inside calls arbrun interposes (where its library refuses to be interrupted:
-// the cancellation must act at the call's return, as natively it acts in the system call). Each
-// round, one thread loops in one pattern, main cancels it, and it must be joined, cancelled and
-// cleaned up, within 5 s (natively: at once). Many rounds, so that the cancellation request lands
-// at every point of the loop:
+// cancel_async_in_calls: asynchronous cancellation acts while the cancelled thread spends much of
+// its time inside calls arbrun interposes (where its library refuses to be interrupted: the
+// cancellation must act once the thread is back in its own code, or at the call's return, as
+// natively it acts in the system call). Each round, one thread loops in one pattern, main cancels
+// it, and it must be joined, cancelled and cleaned up, within 5 s (natively: at once). Many
+// rounds, so that the cancellation request lands at every point of the loop:
+//   - compute, then read its own CPU-time clock (clock_gettime(CLOCK_THREAD_CPUTIME_ID)), in turn,
+//     as a thread timing its own work does (about half of each turn inside the call);
 //   - sched_yield and nothing else (a thread waiting for cancellation while it lets others run).
 #include <sched.h>
 #include <stdatomic.h>
@@ -17,10 +19,25 @@
 
 static atomic_int started;
 static atomic_int cleanups;
+static volatile unsigned long sink;
 
 static void count_cleanup(void* arg) {
     (void)arg;
     atomic_fetch_add(&cleanups, 1);
+}
+
+static void* clock_reader(void* arg) {
+    (void)arg;
+    pthread_cleanup_push(count_cleanup, NULL);
+    CHECK_RC(pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL), 0);
+    atomic_fetch_add(&started, 1);
+    struct timespec cpu;
+    for (;;) {
+        for (int i = 0; i < 16; i++) sink++;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+    }
+    pthread_cleanup_pop(0);
+    return NULL;
 }
 
 // Nearly all of its time inside sched_yield.
@@ -52,6 +69,8 @@ static void cancel_round(void* (*fn)(void*), const char* what, int round) {
 
 int main(void) {
     compat_start("cancel_async_in_calls");
+    for (int round = 0; round < ROUNDS; round++)
+        cancel_round(clock_reader, "thread reading its CPU clock", round);
     for (int round = 0; round < ROUNDS; round++)
         cancel_round(yielder, "thread calling sched_yield", round);
     return compat_ok();

@@ -26,6 +26,9 @@ namespace {
 // struct pthread's cancelhandling (glibc 2.36 x86-64; pthread_testcancel reads it at 0x308) and
 // its bits: state disabled, type asynchronous, canceling, canceled, exiting, terminated.
 constexpr size_t kCancelHandling = 776;
+// The value a retried asynchronous cancellation's SIGCANCEL carries (SI_QUEUE), which the handler
+// acts on only at a safe point (retryAsyncCancel).
+constexpr int kAsyncCancelRetry = 0x61726263;
 constexpr int kDisabled = 1, kAsync = 2, kCanceling = 4, kCanceled = 8, kExiting = 0x10,
               kTerminated = 0x20;
 
@@ -49,12 +52,22 @@ bool actionable(int word) {
 // interrupted inside this library (its locks may be held): the thread acts at its next
 // cancellation point or interruptible wait instead.
 void onCancelSignal(int, siginfo_t* info, void* context) {
-    if (info->si_code != SI_TKILL || info->si_pid != getpid()) return;
+    if (info->si_pid != getpid()) return;
+    const bool retry = info->si_code == SI_QUEUE && info->si_value.sival_int == kAsyncCancelRetry;
+    if (info->si_code != SI_TKILL && !retry) return;
     const bool preemption = arbrt::onPreemptSignal(context);  // the runtime's monitor sent it
     if (!onUserThread()) return;
     const auto* uc = static_cast<const ucontext_t*>(context);
     if (pcInLibrary(uintptr_t(uc->uc_mcontext.gregs[REG_RIP]))) return;
-    if (!preemption && asyncCancelActionable()) actOnCancel();
+    if (asyncCancelActionable()) {
+        // A retry goes through the resume hook, which acts on it, and only from a safe point
+        // (refused elsewhere: the helper retries a millisecond later).
+        if (retry) {
+            arbrt::interruptAtSafePoint(context);
+            return;
+        }
+        if (!preemption) actOnCancel();
+    }
     // Signals run in normal context: at a safe point (outside libc and the runtime), where a
     // thread preempted just now runs the hook anyway when it resumes; or after a blocking system
     // call that they cut short.
@@ -85,11 +98,28 @@ bool interruptUserThread(arbrt::ThreadId target) {
     return tid != 0;
 }
 
+bool retryAsyncCancel(arbrt::ThreadId target) {
+    const int tid = arbrt::kernelTidOf(target);
+    if (!tid) return false;
+    siginfo_t info{};
+    info.si_signo = kSigCancel;
+    info.si_code = SI_QUEUE;
+    info.si_pid = getpid();
+    info.si_uid = getuid();
+    info.si_value.sival_int = kAsyncCancelRetry;
+    rawSyscall(SYS_rt_tgsigqueueinfo, getpid(), tid, kSigCancel, reinterpret_cast<long>(&info));
+    return true;
+}
+
 // A preempted thread resumes here (runtime's resume hook) before its interrupted instruction: what
 // a native thread would have had interrupt it there happens now. An asynchronous cancellation whose
 // SIGCANCEL found it off its carrier unwinds it (through the runtime's trampoline, which has
 // unwind information); pending signals it does not block run their handlers.
+// The fence pairs with pthread_cancel's: the carrier that resumed this thread published it as its
+// `current` (kernelTidOf reads that) before it comes here, so either this load sees the request or
+// the canceller's look sees the thread running and interrupts it (and the helper, again).
 static void onPreemptedThreadResumes() {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
     actOnAsynchronousEvents();
 }
 
@@ -102,6 +132,13 @@ int installCarrierSignalHandler() {
 
 bool cancelActionable() {
     return actionable(cancelWord(selfTcb()).load(std::memory_order_acquire));
+}
+
+bool asyncCancelOutstanding(arbrt::ThreadId thread) {
+    if (!thread.context) return false;
+    const int word =
+        cancelWord(arbrt::embed::tcbOf(thread.context)).load(std::memory_order_acquire);
+    return actionable(word) && (word & kAsync);
 }
 
 bool asyncCancelActionable() {
@@ -133,8 +170,14 @@ ARBRUN_EXPORT int pthread_cancel(pthread_t thread) {
         return 0;
     }
     // Asynchronous mode (also set by glibc around the system call of its own cancellation
-    // points): interrupt it where it runs. Either way wake it if it waits in one of ours.
-    if (now & kAsync) interruptUserThread(id);
+    // points): interrupt it where it runs, and have the helper interrupt it again until it acts
+    // (a SIGCANCEL that lands inside this library is refused). The fence pairs with the resume
+    // hook's (onPreemptedThreadResumes). Either way wake it if it waits in one of ours.
+    if (now & kAsync) {
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        interruptUserThread(id);
+        watchAsyncCancel();
+    }
     arbrt::signal(id);
     return 0;
 }
