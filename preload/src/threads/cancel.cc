@@ -45,6 +45,16 @@ bool actionable(int word) {
     return (word & (kDisabled | kCanceled | kExiting | kTerminated)) == kCanceled;
 }
 
+// Acts on the cancellation from inside the SIGCANCEL handler, which then never returns: the
+// kernel blocked SIGCANCEL on this carrier for the handler and only its sigreturn would unblock
+// it, so it is unblocked first (raw: the carrier's real mask), or the carrier would never again
+// be preempted or interrupted.
+[[noreturn]] void unwindFromHandler() {
+    const uint64_t cancel = uint64_t{1} << (kSigCancel - 1);
+    rawSyscall(SYS_rt_sigprocmask, SIG_UNBLOCK, reinterpret_cast<long>(&cancel), 0, sizeof cancel);
+    actOnCancel();
+}
+
 // SIGCANCEL on a carrier: the runtime's preemption requests, and interruptions of the user thread
 // running there (interruptUserThread). It unwinds that thread if (and only if) it is cancelled
 // with asynchronous cancellation enabled, as glibc's sigcancel_handler does for native threads,
@@ -66,7 +76,7 @@ void onCancelSignal(int, siginfo_t* info, void* context) {
             arbrt::interruptAtSafePoint(context);
             return;
         }
-        if (!preemption) actOnCancel();
+        if (!preemption) unwindFromHandler();
     }
     // Signals run in normal context: at a safe point (outside libc and the runtime), where a
     // thread preempted just now runs the hook anyway when it resumes; or after a blocking system
@@ -77,13 +87,17 @@ void onCancelSignal(int, siginfo_t* info, void* context) {
 }
 
 // Installed at start-up (the runtime's preemption requests arrive on SIGCANCEL too: a signal the
-// program can never use) and again, harmlessly, at the first asynchronous cancellation. SA_NODEFER
-// with an empty mask: the handler may unwind instead of returning, and must leave the carrier's
-// mask as it was.
+// program can never use) and again, harmlessly, at the first asynchronous cancellation. Without
+// SA_NODEFER: SIGCANCEL is a real-time signal, every interruption queues one more, and while a
+// carrier cannot run (descheduled by the host, or its thread in a program handler that blocks
+// every signal) dozens may queue; taken nested, each frame (with the FP state) on top of the last,
+// they overflowed a small user stack (signal_cond_storm's 128 KiB waiters). Blocked while the
+// handler runs, they are taken one after another. The one path that leaves the handler without
+// its sigreturn (actOnCancel, unwinding) unblocks it first (unwindFromHandler).
 void installCancelHandler() {
     static std::once_flag once;
     std::call_once(once, [] {
-        KernelSigaction sa{onCancelSignal, SA_SIGINFO | SA_RESTART | SA_NODEFER | kSaRestorer,
+        KernelSigaction sa{onCancelSignal, SA_SIGINFO | SA_RESTART | kSaRestorer,
                            libcSignalRestorer(), 0};
         kernelSigaction(kSigCancel, &sa, nullptr);
     });
