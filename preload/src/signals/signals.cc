@@ -383,25 +383,38 @@ Outstanding distribute(int sig) {
 }
 
 // Alerts again the running threads that have thread-directed signals they do not block (sent with
-// pthread_kill while they computed somewhere their carrier's interruption was refused).
-Outstanding realertThreads() {
+// pthread_kill while they computed somewhere their carrier's interruption was refused), or an
+// asynchronous cancellation they have not acted on (its SIGCANCEL landed inside this library, and
+// a thread that computes between interposed calls may never reach a point that acts on it). The
+// cancellation word is read under the registry lock: a registered thread's TCB is live.
+Outstanding realertThreads(bool retryCancels) {
     constexpr int kBatch = 16;
     arbrt::ThreadId targets[kBatch];
+    bool cancels[kBatch];
     int n = 0;
     gRegistryLock.lock();
     for (SignalThreadState* t = gRegistryHead; t && n < kBatch; t = t->next) {
-        if (t->pending.load(std::memory_order_seq_cst) &
-            ~t->blocked.load(std::memory_order_seq_cst)) {
+        const bool signal = t->pending.load(std::memory_order_seq_cst) &
+                            ~t->blocked.load(std::memory_order_seq_cst);
+        const bool cancel = !signal && retryCancels && asyncCancelOutstanding(t->self);
+        if (signal || cancel) {
+            cancels[n] = cancel;
             targets[n++] = t->self;
         }
     }
     gRegistryLock.unlock();
     Outstanding left = Outstanding::none;
     for (int i = 0; i < n; ++i) {
-        if (interruptUserThread(targets[i])) left = Outstanding::running;
+        const bool running =
+            cancels[i] ? retryAsyncCancel(targets[i]) : interruptUserThread(targets[i]);
+        if (running) left = Outstanding::running;
     }
     return left;
 }
+
+// When pthread_cancel last asked for an asynchronous cancellation (nowNs): written by any user
+// thread, read by the helper, relaxed (a stale value only shifts one retry by a period).
+std::atomic<uint64_t> gLastAsyncCancelNs{0};
 
 // The helper's loop. A signal handed to a thread stays pending until that thread takes it. One
 // that runs inside libc or this library when its carrier is interrupted takes it only at its next
@@ -418,7 +431,13 @@ void helperLoop() {
             rawSyscall(SYS_futex, reinterpret_cast<long>(&gHelperWord), FUTEX_WAIT_PRIVATE, 0,
                        waitNs ? reinterpret_cast<long>(&pause) : 0);
         }
-        Outstanding left = realertThreads();
+        // A cancellation is retried only once its own SIGCANCEL had time to act: a second one
+        // right behind it would only reach the thread while it unwinds (watchAsyncCancel).
+        const bool retryCancels =
+            arbrt::nowNs() - gLastAsyncCancelNs.load(std::memory_order_relaxed) >=
+            uint64_t(kRunningRetryNs);
+        Outstanding left = realertThreads(retryCancels);
+        if (!retryCancels) left = worse(left, Outstanding::running);
         uint64_t sigs = gProcessPending.load(std::memory_order_seq_cst);
         while (sigs) {
             const int sig = __builtin_ctzll(sigs) + 1;
@@ -810,6 +829,12 @@ void signalThreadEnd() {
             if (q.owner == me) q.owner = nullptr;
         }
     }
+}
+
+void watchAsyncCancel() {
+    initOnce();  // the helper may not exist yet in a program that never touched signals
+    gLastAsyncCancelNs.store(arbrt::nowNs(), std::memory_order_relaxed);
+    wakeHelper();
 }
 
 void markBlockingCall(int delta) {

@@ -68,6 +68,13 @@ void prepareLongJump(const uint64_t* savedMask, uintptr_t targetSp);
 // left behind and restarts the helper thread that hands out process-directed signals.
 void signalsAfterFork();
 
+// After pthread_cancel asked a thread for an asynchronous cancellation: has the helper thread
+// interrupt it again every millisecond while it runs with that cancellation outstanding, as it does
+// for pending signals. The SIGCANCEL handler refuses to act while the thread runs inside this
+// library, and a thread that computes between interposed calls (or was just resuming from a
+// preemption there) would otherwise compute on, uncancelled, for good.
+void watchAsyncCancel();
+
 // Counts the calling user thread into (+1) or out of (-1) a blocking call
 // (InterruptibleBlockingCall).
 void markBlockingCall(int delta);

@@ -26,6 +26,9 @@ namespace {
 // struct pthread's cancelhandling (glibc 2.36 x86-64; pthread_testcancel reads it at 0x308) and
 // its bits: state disabled, type asynchronous, canceling, canceled, exiting, terminated.
 constexpr size_t kCancelHandling = 776;
+// The value a retried asynchronous cancellation's SIGCANCEL carries (SI_QUEUE), which the handler
+// acts on only at a safe point (retryAsyncCancel).
+constexpr int kAsyncCancelRetry = 0x61726263;
 constexpr int kDisabled = 1, kAsync = 2, kCanceling = 4, kCanceled = 8, kExiting = 0x10,
               kTerminated = 0x20;
 
@@ -42,6 +45,16 @@ bool actionable(int word) {
     return (word & (kDisabled | kCanceled | kExiting | kTerminated)) == kCanceled;
 }
 
+// Acts on the cancellation from inside the SIGCANCEL handler, which then never returns: the
+// kernel blocked SIGCANCEL on this carrier for the handler and only its sigreturn would unblock
+// it, so it is unblocked first (raw: the carrier's real mask), or the carrier would never again
+// be preempted or interrupted.
+[[noreturn]] void unwindFromHandler() {
+    const uint64_t cancel = uint64_t{1} << (kSigCancel - 1);
+    rawSyscall(SYS_rt_sigprocmask, SIG_UNBLOCK, reinterpret_cast<long>(&cancel), 0, sizeof cancel);
+    actOnCancel();
+}
+
 // SIGCANCEL on a carrier: the runtime's preemption requests, and interruptions of the user thread
 // running there (interruptUserThread). It unwinds that thread if (and only if) it is cancelled
 // with asynchronous cancellation enabled, as glibc's sigcancel_handler does for native threads,
@@ -49,13 +62,23 @@ bool actionable(int word) {
 // interrupted inside this library (its locks may be held): the thread acts at its next
 // cancellation point or interruptible wait instead.
 void onCancelSignal(int, siginfo_t* info, void* context) {
-    if (info->si_code != SI_TKILL || info->si_pid != getpid()) return;
+    if (info->si_pid != getpid()) return;
+    const bool retry = info->si_code == SI_QUEUE && info->si_value.sival_int == kAsyncCancelRetry;
+    if (info->si_code != SI_TKILL && !retry) return;
     arbrt::embed::interruptTaken();  // before reading the state the senders published
     const bool preemption = arbrt::onPreemptSignal(context);  // the runtime's monitor sent it
     if (!onUserThread()) return;
     const auto* uc = static_cast<const ucontext_t*>(context);
     if (pcInLibrary(uintptr_t(uc->uc_mcontext.gregs[REG_RIP]))) return;
-    if (!preemption && asyncCancelActionable()) actOnCancel();
+    if (asyncCancelActionable()) {
+        // A retry goes through the resume hook, which acts on it, and only from a safe point
+        // (refused elsewhere: the helper retries a millisecond later).
+        if (retry) {
+            arbrt::interruptAtSafePoint(context);
+            return;
+        }
+        if (!preemption) unwindFromHandler();
+    }
     // Signals run in normal context: at a safe point (outside libc and the runtime), where a
     // thread preempted just now runs the hook anyway when it resumes; or after a blocking system
     // call that they cut short.
@@ -65,13 +88,17 @@ void onCancelSignal(int, siginfo_t* info, void* context) {
 }
 
 // Installed at start-up (the runtime's preemption requests arrive on SIGCANCEL too: a signal the
-// program can never use) and again, harmlessly, at the first asynchronous cancellation. SA_NODEFER
-// with an empty mask: the handler may unwind instead of returning, and must leave the carrier's
-// mask as it was.
+// program can never use) and again, harmlessly, at the first asynchronous cancellation. Without
+// SA_NODEFER: SIGCANCEL is a real-time signal, every interruption queues one more, and while a
+// carrier cannot run (descheduled by the host, or its thread in a program handler that blocks
+// every signal) dozens may queue; taken nested, each frame (with the FP state) on top of the last,
+// they overflowed a small user stack (signal_cond_storm's 128 KiB waiters). Blocked while the
+// handler runs, they are taken one after another. The one path that leaves the handler without
+// its sigreturn (actOnCancel, unwinding) unblocks it first (unwindFromHandler).
 void installCancelHandler() {
     static std::once_flag once;
     std::call_once(once, [] {
-        KernelSigaction sa{onCancelSignal, SA_SIGINFO | SA_RESTART | SA_NODEFER | kSaRestorer,
+        KernelSigaction sa{onCancelSignal, SA_SIGINFO | SA_RESTART | kSaRestorer,
                            libcSignalRestorer(), 0};
         kernelSigaction(kSigCancel, &sa, nullptr);
     });
@@ -84,11 +111,28 @@ bool interruptUserThread(arbrt::ThreadId target) {
     return arbrt::embed::interruptCarrierOf(target, kSigCancel);
 }
 
+bool retryAsyncCancel(arbrt::ThreadId target) {
+    const int tid = arbrt::kernelTidOf(target);
+    if (!tid) return false;
+    siginfo_t info{};
+    info.si_signo = kSigCancel;
+    info.si_code = SI_QUEUE;
+    info.si_pid = getpid();
+    info.si_uid = getuid();
+    info.si_value.sival_int = kAsyncCancelRetry;
+    rawSyscall(SYS_rt_tgsigqueueinfo, getpid(), tid, kSigCancel, reinterpret_cast<long>(&info));
+    return true;
+}
+
 // A preempted thread resumes here (runtime's resume hook) before its interrupted instruction: what
 // a native thread would have had interrupt it there happens now. An asynchronous cancellation whose
 // SIGCANCEL found it off its carrier unwinds it (through the runtime's trampoline, which has
 // unwind information); pending signals it does not block run their handlers.
+// The fence pairs with pthread_cancel's: the carrier that resumed this thread published it as its
+// `current` (kernelTidOf reads that) before it comes here, so either this load sees the request or
+// the canceller's look sees the thread running and interrupts it (and the helper, again).
 static void onPreemptedThreadResumes() {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
     actOnAsynchronousEvents();
 }
 
@@ -101,6 +145,13 @@ int installCarrierSignalHandler() {
 
 bool cancelActionable() {
     return actionable(cancelWord(selfTcb()).load(std::memory_order_acquire));
+}
+
+bool asyncCancelOutstanding(arbrt::ThreadId thread) {
+    if (!thread.context) return false;
+    const int word =
+        cancelWord(arbrt::embed::tcbOf(thread.context)).load(std::memory_order_acquire);
+    return actionable(word) && (word & kAsync);
 }
 
 bool asyncCancelActionable() {
@@ -132,8 +183,14 @@ ARBRUN_EXPORT int pthread_cancel(pthread_t thread) {
         return 0;
     }
     // Asynchronous mode (also set by glibc around the system call of its own cancellation
-    // points): interrupt it where it runs. Either way wake it if it waits in one of ours.
-    if (now & kAsync) interruptUserThread(id);
+    // points): interrupt it where it runs, and have the helper interrupt it again until it acts
+    // (a SIGCANCEL that lands inside this library is refused). The fence pairs with the resume
+    // hook's (onPreemptedThreadResumes). Either way wake it if it waits in one of ours.
+    if (now & kAsync) {
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        interruptUserThread(id);
+        watchAsyncCancel();
+    }
     arbrt::signal(id);
     return 0;
 }

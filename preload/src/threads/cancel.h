@@ -7,7 +7,10 @@
 // (unwinding to the thread's entry trampoline: cleanup handlers and C++ destructors run).
 // Asynchronous cancellation (and glibc's own cancellation points, which run in asynchronous mode
 // around their system call) interrupts the target's carrier with SIGCANCEL; the handler acts only
-// if the user thread running there is cancelled, enabled and asynchronous, as glibc's does.
+// if the user thread running there is cancelled, enabled and asynchronous, as glibc's does, and
+// was not interrupted inside this library; the signal helper interrupts it again every
+// millisecond until it has acted (signals.h: watchAsyncCancel), and a preempted thread acts when
+// it resumes.
 #pragma once
 
 #include "arbrt/thread.h"
@@ -23,6 +26,10 @@ bool cancelActionable();
 // True when that request is also asynchronous (pthread_setcanceltype(ASYNCHRONOUS)): it may act
 // anywhere, not only at a cancellation point.
 bool asyncCancelActionable();
+// Whether `thread`, a live user thread (the caller keeps it registered), has an asynchronous
+// cancellation it has not acted on yet: requested, enabled, asynchronous, not exiting. One load
+// from its TCB; any thread may call it.
+bool asyncCancelOutstanding(arbrt::ThreadId thread);
 // Acts on it: never returns.
 [[noreturn]] void actOnCancel();
 // Interrupts the user thread `target` where it runs now, if it runs (SIGCANCEL to its carrier):
@@ -32,5 +39,13 @@ bool asyncCancelActionable();
 // point instead. Returns whether it was running (its carrier was interrupted). Any thread may
 // call it.
 bool interruptUserThread(arbrt::ThreadId target);
+// The helper's retry of an asynchronous cancellation that `target` has not acted on (signals.h:
+// watchAsyncCancel): interrupts it where it runs, like interruptUserThread, with a signal its
+// handler tells apart, which acts only at a safe point (outside this library, libc, the loader,
+// libstdc++ and libgcc, as preemption defines it), through the resume hook in normal context:
+// the runtime itself runs on user threads and calls into libc and the loader (locks, TLS, the
+// loader's own lock), and a retry that unwound the thread there would leave their locks held.
+// Returns whether it was running.
+bool retryAsyncCancel(arbrt::ThreadId target);
 
 }  // namespace arbrun

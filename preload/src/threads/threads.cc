@@ -181,8 +181,11 @@ ARBRUN_EXPORT int pthread_detach(pthread_t thread) {
 ARBRUN_EXPORT int sched_yield() {
     if (!onUserThread()) return ARBRUN_REAL(sched_yield)();
     arbrt::yieldCpu();  // another user thread of this core, else the CPU, as natively
-    // A signal sent meanwhile runs its handler on return, as after the native system call.
-    if (signalInterruptPending()) runSignalHandlers();
+    // A signal sent meanwhile runs its handler on return, as after the native system call, and an
+    // asynchronous cancellation acts, as it would natively in the system call: its SIGCANCEL is
+    // refused while the thread runs in here, and a thread that loops on sched_yield is in here
+    // nearly all the time: it would never be cancelled.
+    actOnAsynchronousEvents();
     return 0;
 }
 
