@@ -123,6 +123,17 @@ void noteDryLocked() {
     noteShortLocked();
 }
 
+// Caller holds gShared.lock. A bare context if any (its stack and TCB are still to be made), else a
+// new one; null when no slot is left.
+ThreadContext* popBareOrNewLocked() {
+    if (ThreadContext* t = gShared.bare) {
+        gShared.bare = t->nextFree;
+        --gShared.bareCount;
+        return t;
+    }
+    return newContextLocked();
+}
+
 // An equipped context if any (no system call to make it usable), else a bare one, else a new one.
 ThreadContext* popShared() {
     std::lock_guard<SpinLock> guard(gShared.lock);
@@ -131,12 +142,7 @@ ThreadContext* popShared() {
         return t;
     }
     noteDryLocked();
-    if (ThreadContext* t = gShared.bare) {
-        gShared.bare = t->nextFree;
-        --gShared.bareCount;
-        return t;
-    }
-    return newContextLocked();
+    return popBareOrNewLocked();
 }
 
 size_t sharedLimit() {
@@ -235,13 +241,7 @@ ThreadContext* takeForRefill() {
         gRefillWanted.store(false, std::memory_order_relaxed);
         return nullptr;
     }
-    ThreadContext* t = gShared.bare;
-    if (t) {
-        gShared.bare = t->nextFree;
-        --gShared.bareCount;
-        return t;
-    }
-    t = newContextLocked();
+    ThreadContext* t = popBareOrNewLocked();
     if (!t) gRefillWanted.store(false, std::memory_order_relaxed);
     return t;
 }

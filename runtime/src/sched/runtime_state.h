@@ -57,10 +57,11 @@ struct RuntimeState {
     // its grant from the start).
     int nextDeferredCarrier = 0;
     // Whether the deferred carriers are wanted yet: set (once, by wantDeferredCarriers) when a
-    // second user thread is alive or a thread is queued on another core than 0; until then a single-threaded program runs on core 0's carrier
-    // alone (one kernel thread instead of one per CPU, and no idle carriers polling). Read on
-    // every thread creation (relaxed: a read-mostly hint) and by the monitor (acquire); true from
-    // the start when nothing is deferred.
+    // second user thread is alive or a thread is queued on another core than 0; until then a
+    // single-threaded program runs on core 0's carrier alone (one kernel thread instead of one per
+    // CPU, and no idle carriers polling). Read on every thread creation, placement and enqueue
+    // (relaxed: a read-mostly hint) and by the monitor (acquire); true from the start when nothing
+    // is deferred.
     std::atomic<bool> deferredCarriersWanted{false};
     uint64_t lendAfterTicks = 0;
     alignas(64) std::atomic<uint32_t> monitorWord{0};  // futex: 1 = look now

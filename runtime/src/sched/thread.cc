@@ -479,14 +479,22 @@ int joinInterruptible(ThreadId thread, void** result, bool (*interrupted)()) {
     return joinImpl(thread, kNoDeadline, true, result, interrupted);
 }
 
-int kernelTidOf(ThreadId thread) {
+namespace detail {
+// The carrier running `thread` now, or null (a stale handle, or a thread not running). A racy
+// snapshot by design (the thread may switch out right after): atomic loads of plain fields that
+// only its carrier writes.
+Carrier* carrierRunning(ThreadId thread) {
     ThreadContext* t = thread.context;
-    if (!t || t->generation() != thread.generation) return 0;
-    // Racy snapshot by design (the thread may switch out right after): atomic loads of plain
-    // fields that only its carrier writes.
+    if (!t || t->generation() != thread.generation) return nullptr;
     Carrier* c = std::atomic_ref(t->carrier).load(std::memory_order_acquire);
-    if (!c || std::atomic_ref(c->current).load(std::memory_order_acquire) != t) return 0;
-    return GlibcTcb::userThreadId(c->nativeTcb);  // the same field holds a kernel thread's tid
+    if (!c || std::atomic_ref(c->current).load(std::memory_order_acquire) != t) return nullptr;
+    return c;
+}
+}  // namespace detail
+
+int kernelTidOf(ThreadId thread) {
+    const Carrier* c = carrierRunning(thread);
+    return c ? GlibcTcb::userThreadId(c->nativeTcb) : 0;  // the field holds a kernel thread's tid
 }
 
 }  // namespace arbrt
@@ -502,10 +510,8 @@ constexpr uint64_t kInterruptResendNs = 20'000'000;
 }  // namespace
 
 bool interruptCarrierOf(ThreadId thread, int sig) {
-    ThreadContext* t = thread.context;
-    if (!t || t->generation() != thread.generation) return false;
-    Carrier* c = std::atomic_ref(t->carrier).load(std::memory_order_acquire);
-    if (!c || std::atomic_ref(c->current).load(std::memory_order_acquire) != t) return false;
+    Carrier* c = carrierRunning(thread);
+    if (!c) return false;
     const uint64_t now = rdtsc();
     if (c->interruptPending.exchange(1, std::memory_order_acq_rel) != 0 &&
         now - c->interruptSentTsc.load(std::memory_order_relaxed) <
