@@ -316,6 +316,10 @@ def build_parser():
     c.add_argument("--cpus", type=parse_cpu_list, default=None, metavar="LIST",
                    help="the arbiter's --cpus, the lowest unmanaged (default: this machine's "
                         "CPUs; fake: 0-(CPUs+1), i.e. a managed core per CPU plus the server's)")
+    c.add_argument("--loadgen-cpus", type=parse_cpu_list, default=None, metavar="LIST",
+                   help="run the load generator on these CPUs (taskset): on a big host, keep it "
+                        "off the CPUs the server and batch share (default: wherever this harness "
+                        "may run)")
     c.add_argument("--min-isolated-cpus", type=positive_int, default=4, metavar="N",
                    help="backend auto uses cpusets only with at least N CPUs (default: 4): with "
                         "fewer, the server's one core leaves the batch none")

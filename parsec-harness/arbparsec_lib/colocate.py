@@ -85,6 +85,11 @@ def count_cpus(text):
     return n
 
 
+def pinned(argv, cpus):
+    """argv run on the CPUs of `cpus` (a CPU list) through taskset(1), or unchanged when None."""
+    return ["taskset", "--cpu-list", cpus] + list(argv) if cpus else list(argv)
+
+
 def choose_backend(requested, is_root, hierarchy, ncpus, min_isolated):
     """(backend, why) for the private arbiter."""
     if requested != "auto":
@@ -466,6 +471,7 @@ class Experiment:
                     "--keys", str(self.o.keys), "--value-size", str(self.o.value_size),
                     "--get-ratio", f"{self.o.get_ratio:g}", "--seed", str(self.o.seed),
                     "--protocol", self.server.protocol, "--log", log_path]
+            argv = pinned(argv, self.o.loadgen_cpus)
             lg_out = os.path.join(self.scratch, f"{cfg}.loadgen.out")
             with open(lg_out, "wb") as out:
                 err = self.log_file(cfg, "loadgen")
@@ -645,7 +651,8 @@ class Experiment:
             f"load: open-loop Poisson, {':'.join(f'{r:g}' for r in o.load)} req/s over "
             f"{o.duration:g} s per configuration, {o.connections} connections, {o.keys} keys of "
             f"{o.value_size} B, {o.get_ratio:g} gets, seed {o.seed}; overall quantiles leave out "
-            f"the first {min(o.warmup, o.duration / 2):g} s",
+            f"the first {min(o.warmup, o.duration / 2):g} s"
+            + (f"; the load generator on CPUs {o.loadgen_cpus}" if o.loadgen_cpus else ""),
         ]
         return lines
 

@@ -105,7 +105,8 @@ class CliTest(unittest.TestCase):
             self.assertIn(word, out)
         _, out, _ = run_cli(["colocate", "--help"])
         for word in ("--server", "--batch", "--load", "--duration", "--out", "nice -n 19",
-                     "fake", "p99", "redis", "parsec:APP", "--parsec-home", "--server-bin", "RESP"):
+                     "fake", "p99", "redis", "parsec:APP", "--parsec-home", "--server-bin", "RESP",
+                     "--loadgen-cpus"):
             self.assertIn(word, out)
 
     def test_no_subcommand(self):

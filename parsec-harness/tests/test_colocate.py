@@ -44,6 +44,11 @@ class ColocateLogicTest(unittest.TestCase):
         self.assertEqual(colocate.count_cpus("0-2,5,7-8"), 6)
         self.assertEqual(colocate.count_cpus("0"), 1)
 
+    def test_pinned(self):
+        self.assertEqual(colocate.pinned(["arbloadgen", "--port", "1"], "9-15"),
+                         ["taskset", "--cpu-list", "9-15", "arbloadgen", "--port", "1"])
+        self.assertEqual(colocate.pinned(("arbloadgen",), None), ["arbloadgen"])
+
     def test_backend_choice(self):
         cb = colocate.choose_backend
         self.assertEqual(cb("auto", True, "cgroup-v1", 16, 4)[0], "cgroup-v1")
