@@ -34,7 +34,9 @@ bin=$build/bin
 for b in arbrun core-arbiter bursty; do
   [[ -x $bin/$b ]] || { echo "compare.sh: $bin/$b not found: build first (scripts/build.sh release)" >&2; exit 2; }
 done
-work=$(mktemp -d "${TMPDIR:-/tmp}/arbrun-estimators.XXXXXX")
+# shellcheck source=../lib/server.sh
+source "$root/bench/lib/server.sh"  # bench_tmp
+work=$(mktemp -d "$(bench_tmp)/arbrun-estimators.XXXXXX")
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done

@@ -1,10 +1,20 @@
 # Shared by the benchmark scripts that run a server (source it; bash only): a scratch directory
 # removed on exit together with the server, and starting a server on a random free port.
 
-# bench_scratch NAME: makes $work (a fresh directory under $TMPDIR) and sets traps that, on any
+# bench_tmp: where scratch directories go: $TMPDIR when set, else /dev/shm, else /tmp. Memory first:
+# a fake-backend arbiter journals every cpuset operation in its tree, and on the disk filesystem of
+# a 16-CPU VM that added about 170 us to each release it measured (median 98 us with the tree in
+# memory against 267 us on disk), which a real cgroup filesystem does not cost.
+bench_tmp() {
+  if [[ -n ${TMPDIR:-} ]]; then echo "$TMPDIR"
+  elif [[ -d /dev/shm && -w /dev/shm ]]; then echo /dev/shm
+  else echo /tmp; fi
+}
+
+# bench_scratch NAME: makes $work (a fresh directory under bench_tmp) and sets traps that, on any
 # exit, stop the server whose pid the caller keeps in $server and remove $work.
 bench_scratch() {
-  work=$(mktemp -d "${TMPDIR:-/tmp}/arbrun-$1.XXXXXX")
+  work=$(mktemp -d "$(bench_tmp)/arbrun-$1.XXXXXX")
   server=
   trap bench_cleanup EXIT
   trap 'exit 130' INT

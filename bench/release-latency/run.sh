@@ -66,7 +66,9 @@ for b in arbrun core-arbiter arbctl compute_tenant; do
   [[ -x $bin/$b ]] || { echo "run.sh: $bin/$b not found: build first (scripts/build.sh release)" >&2; exit 2; }
 done
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/arbrun-release.XXXXXX")
+# shellcheck source=../lib/server.sh
+source "$root/bench/lib/server.sh"  # bench_tmp
+work=$(mktemp -d "$(bench_tmp)/arbrun-release.XXXXXX")
 pids=()
 cgroups=()
 # Everything this script started is stopped (by PID) and its scratch directory removed.
