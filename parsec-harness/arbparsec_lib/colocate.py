@@ -31,6 +31,14 @@ CONFIGS = {
     "native-mix": ("native", True),
 }
 P99_GOAL = 1.5  # server p99 with batch / alone, under arbrun
+# What an operator compares (analyse()["against_native"]): the arbrun mix against the native
+# machine without the batch (the ideal: on isolated cores, p99 at most ISOLATED_P99_GOAL times it)
+# and against the native mix (today's practice), and arbrun alone against native alone (both no
+# worse: ratio <= 1).
+ISOLATED_P99_GOAL = 1.5
+COMPARISONS = (("arbrun-mix", "native-alone", "the ideal"),
+               ("arbrun-mix", "native-mix", "today's practice"),
+               ("arbrun-alone", "native-alone", "the server alone"))
 THROUGHPUT_GOAL = 0.8  # batch throughput under arbrun / in the native mix
 
 
@@ -721,9 +729,27 @@ def fmt_us(v):
     return f"{v / 1000:.2f} ms" if v >= 1000 else f"{v:.0f} µs"
 
 
-def analyse(results):
-    """Ratios and goals from the configurations' results (pure: unit-tested)."""
+def analyse(results, isolated=False):
+    """Ratios and goals from the configurations' results (pure: unit-tested). `isolated`: the
+    arbiter had cpusets (the arbrun mix's p99 against native alone then has a goal)."""
     by = {r["config"]: r for r in results}
+
+    def quantile(cfg, q):
+        r = by.get(cfg)
+        return r["overall"][q] if r else None
+
+    against = []
+    for mine, theirs, what in COMPARISONS:
+        p50 = stats.ratio(quantile(mine, "p50"), quantile(theirs, "p50"))
+        p99 = stats.ratio(quantile(mine, "p99"), quantile(theirs, "p99"))
+        if theirs == "native-alone" and mine == "arbrun-mix":
+            goal = f"p99 <= {ISOLATED_P99_GOAL} on isolated cores" if isolated else None
+            met = None if p99 is None or not isolated else p99 <= ISOLATED_P99_GOAL
+        else:
+            goal = "p50 and p99 <= 1"
+            met = None if p50 is None or p99 is None else (p50 <= 1.0 and p99 <= 1.0)
+        against.append({"config": mine, "versus": theirs, "what": what, "p50": p50, "p99": p99,
+                        "goal": goal, "met": met})
 
     def p99(cfg):
         r = by.get(cfg)
@@ -762,6 +788,7 @@ def analyse(results):
         "throughput_per_tenant": per_tenant,
         "throughput_goal_met": None if tput_ratio is None else tput_ratio >= THROUGHPUT_GOAL,
         "p99_mix_arbrun_vs_native": stats.ratio(p99("arbrun-mix"), p99("native-mix")),
+        "against_native": against,
     }
 
 
@@ -813,6 +840,11 @@ def render_report(results, analysis, lines, failures, plot_files, server="memcac
             f"{cfg} {b['name']} {b['units']}/{b['runs']}; {b['failed_runs']}" for cfg, b in runs))
     out.append(f"- {server} p99 in the arbrun mix / in the native mix: "
                f"{f2(a['p99_mix_arbrun_vs_native'])}")
+    out += ["", "## Against native", ""]
+    for c in a.get("against_native", []):
+        out.append(f"- {c['config']} / {c['versus']} ({c['what']}): p50 {f2(c['p50'])}, "
+                   f"p99 {f2(c['p99'])}"
+                   + (f" (goal {c['goal']}: {met(c['met'])})" if c["goal"] else ""))
     if failures:
         out += ["", "## Problems", ""] + [f"- {f}" for f in failures]
     if plot_files:
@@ -837,6 +869,9 @@ def summary_text(results, analysis):
     lines.append(f"p99 with batch / alone: arbrun {f2(a['p99_ratio_arbrun'])} (goal <= {P99_GOAL}), "
                  f"native {f2(a['p99_ratio_native'])}; batch throughput arbrun / native "
                  f"{f2(a['throughput_ratio'])} (goal >= {THROUGHPUT_GOAL})")
+    lines.append("against native (p50, p99): " + "; ".join(
+        f"{c['config']} / {c['versus']} {f2(c['p50'])}, {f2(c['p99'])}"
+        for c in a.get("against_native", [])))
     return "\n".join(lines)
 
 
@@ -888,7 +923,7 @@ def main(o, arbrun):
             for row in rows:
                 w.writerow([cfg, row["second"], row["count"]] +
                            ["" if row[k] is None else f"{row[k]:.1f}" for k in ("p50", "p99", "p999")])
-    analysis = analyse(results)
+    analysis = analyse(results, isolated=exp.backend in ("cgroup-v1", "cgroup-v2"))
     loads = ":".join(f"{r:g}" for r in o.load)
     plot_files = []
     p = plots.colocate_latency(per_config, os.path.join(o.out, "latency.png"),

@@ -98,9 +98,34 @@ class ColocateLogicTest(unittest.TestCase):
         self.assertIn("under arbrun 1.20 (goal <= 1.5: met); natively, batch niced: 3.00", text)
         self.assertIn("b NO", text)
         self.assertIn("## Problems", text)
+        self.assertIn("## Against native", text)
+        self.assertIn("- arbrun-mix / native-mix (today's practice): p50 0.40, p99 0.40 "
+                      "(goal p50 and p99 <= 1: met)", text)
+        self.assertIn("- arbrun-mix / native-alone (the ideal): p50 1.20, p99 1.20\n", text)
         summary = colocate.summary_text(results, a)
         self.assertIn("arbrun 1.20", summary)
-        self.assertEqual(len(summary.splitlines()), 6)
+        self.assertIn("against native (p50, p99): arbrun-mix / native-alone 1.20, 1.20", summary)
+        self.assertEqual(len(summary.splitlines()), 7)
+
+    def test_against_native(self):
+        results = [result("arbrun-alone", 110.0), result("arbrun-mix", 140.0),
+                   result("native-alone", 100.0), result("native-mix", 300.0)]
+        by = {(c["config"], c["versus"]): c for c in colocate.analyse(results)["against_native"]}
+        ideal = by[("arbrun-mix", "native-alone")]
+        self.assertAlmostEqual(ideal["p99"], 1.4)
+        self.assertIsNone(ideal["met"])  # no goal without isolated cores
+        alone = by[("arbrun-alone", "native-alone")]
+        self.assertAlmostEqual(alone["p50"], 1.1)
+        self.assertFalse(alone["met"])  # slower than native alone
+        self.assertTrue(by[("arbrun-mix", "native-mix")]["met"])
+        isolated = {(c["config"], c["versus"]): c
+                    for c in colocate.analyse(results, isolated=True)["against_native"]}
+        self.assertTrue(isolated[("arbrun-mix", "native-alone")]["met"])  # 1.4 <= 1.5
+        slow = [result("arbrun-mix", 160.0), result("native-alone", 100.0)]
+        c = colocate.analyse(slow, isolated=True)["against_native"][0]
+        self.assertFalse(c["met"])  # 1.6 > 1.5
+        partial = colocate.analyse([result("arbrun-mix", 1.0)], isolated=True)["against_native"]
+        self.assertTrue(all(c["met"] is None and c["p99"] is None for c in partial))
 
     def test_analyse_partial(self):
         a = colocate.analyse([result("arbrun-alone", 100.0)])
