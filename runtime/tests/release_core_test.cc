@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "sched/runtime_state.h"
 #include "test_util.h"
 
 namespace {
@@ -266,6 +267,43 @@ TEST_F(ReleaseCoreTwo, Release_AgainRightAfterAcquire) {
         ASSERT_EQ(rc.load(), 0);
         ASSERT_EQ(arbrt::acquireCore(1), 0);
     }
+}
+
+}  // namespace
+
+namespace {
+
+// A timer moved off a released core to a core whose carrier sleeps with no deadline of its own (its
+// heap is empty, and as the higher-numbered sleeper it keeps no other core's): that carrier must
+// be woken to take the deadline, or the sleeper never wakes (in arbiter mode, a once-a-millisecond
+// look only hid this). Core 1's carrier is woken (and falls asleep again) while core 0's sleeps,
+// until it is seen asleep without a deadline; then the release alone has to wake it.
+TEST_F(ReleaseCoreTwo, Release_MovedTimerWakesACarrierAsleepWithoutDeadline) {
+    using arbrt::detail::gRuntime;
+    arbrt::ThreadAttributes home;
+    home.core = 0;
+    home.allowed = arbrt_test::coreSet({0, 1});
+    std::atomic<bool> asleep{false}, woke{false};
+    const arbrt::ThreadId sleeper = arbrt::createThreadWith(home, [&] {
+        asleep.store(true);
+        arbrt::sleepFor(1'000 * kMillisecond);
+        woke.store(true);
+    });
+    arbrt::detail::Core& first = gRuntime->cores[0];
+    arbrt::detail::Core& second = gRuntime->cores[1];
+    ASSERT_TRUE(eventually([&] { return asleep.load() && first.sleeping.load() != 0; }));
+    bool ready = false;
+    for (int attempt = 0; attempt < 100 && !ready && !woke.load(); ++attempt) {
+        arbrt::detail::wakeCarrier(&second);
+        ASSERT_TRUE(eventually([&] { return second.sleeping.load() != 0; }));
+        ready = first.sleeping.load() != 0 && second.sleepUntilTsc.load() == ~uint64_t{0};
+    }
+    ASSERT_TRUE(ready) << "core 1 never slept without a deadline while core 0 slept";
+    ASSERT_FALSE(woke.load());
+    ASSERT_EQ(arbrt::releaseCore(0), 0);
+    EXPECT_TRUE(eventually([&] { return woke.load(); })) << "the moved timer never fired";
+    EXPECT_EQ(arbrt::join(sleeper), 0);
+    EXPECT_EQ(arbrt::acquireCore(0), 0);
 }
 
 }  // namespace

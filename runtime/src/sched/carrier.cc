@@ -91,9 +91,14 @@ ThreadContext* sleepUntilWork(Core* core) {
         core->sleepUntilTsc.store(~uint64_t{0}, std::memory_order_relaxed);
         std::atomic_thread_fence(std::memory_order_seq_cst);
         uint64_t budget = sleepBudgetNs(core);
-        // The arbiter's release requests arrive through memory, not a wake-up: a sleeping carrier
-        // that holds a granted cpu looks at least every millisecond (its forced reclaim is 10 ms).
-        if (rt.provider) budget = std::min<uint64_t>(budget, 1'000'000);
+        // The arbiter's release requests arrive through memory. Where the provider also signals
+        // them, the release watcher wakes the carrier of every core asked back
+        // (release_watcher.cc); otherwise a sleeping carrier that holds a granted cpu looks at
+        // least every millisecond (its forced reclaim is 10 ms). Those looks were a thousand
+        // wake-ups a second per idle carrier, and they hid a lost wake-up: timers moved off a
+        // released core to a sleeping one (migrateTimers() now wakes it).
+        if (rt.provider && !rt.provider->hasReleaseWakeups())
+            budget = std::min<uint64_t>(budget, 1'000'000);
         if (budget != ~uint64_t{0}) {
             core->sleepUntilTsc.store(rdtsc() + ticksForNs(budget), std::memory_order_relaxed);
         }

@@ -154,7 +154,15 @@ void migrateTimers(Core* from) {
         to->timerLock.lock();
         t->wakeupNs = deadline;
         insertLocked(to, t);
+        const bool earliest = t->heapIndex == 0;
         to->timerLock.unlock();
+        // The new owner may sleep with no deadline (its heap was empty) or a later one: it must
+        // look again, or the timer fires only when something else wakes it. A busy owner is
+        // covered as addTimer() covers it.
+        if (earliest) {
+            wakeIfSleeping(to);
+            if (hasRunnable(to)) alertKeeper(to);
+        }
     }
     publishNextDeadline(from);
     from->timerLock.unlock();
