@@ -162,7 +162,8 @@ class Arbiter {
     std::optional<Clock::time_point> orphanDeadline_;
     std::optional<Clock::time_point> shareDeadline_;  // armed only while some process waits
     std::vector<uint64_t> toUnmanage_;  // carriers released cooperatively, moved out in flush()
-    std::set<int> backendGranted_;      // what the unmanaged set currently excludes
+    std::set<int> backendGranted_;      // what the unmanaged set should exclude
+    std::optional<std::set<int>> writtenGranted_;  // what it excludes: the last write that worked
     bool grantedDirty_ = false;
     uint64_t nextCarrierId_ = 1;
     uint64_t nextGeneration_ = 1;

@@ -47,6 +47,7 @@ class RecordingBackend final : public Backend {
     }
     bool setGrantedCores(const std::set<int>& g, std::string*) override {
         granted = g;
+        grantedWrites++;
         return true;
     }
     void stop() override { ops.push_back("stop"); }
@@ -57,6 +58,7 @@ class RecordingBackend final : public Backend {
     std::vector<std::string> ops;
     std::vector<Leftover> leftovers;
     std::set<int> granted;
+    int grantedWrites = 0;  // setGrantedCores calls
     bool failMoves = false;
 };
 
@@ -326,6 +328,20 @@ TEST_F(ArbiterTest, Reclaim_HigherPriorityTakesCoreCooperatively) {
     EXPECT_EQ(arbiter_->nextDeadline(), std::nullopt);  // the release's deadline is gone
     arbiter_->onTimer(t0_ + 1s);
     EXPECT_EQ(arbiter_->counters().forcedReclaims, 0u);
+}
+
+TEST_F(ArbiterTest, Flush_AHandOverLeavesTheUnmanagedSetUnwritten) {
+    auto [low, lowCarrier, high, highCarrier, gen] = contestOneCore();
+    EXPECT_EQ(backend_.granted, std::set<int>{1});
+    const int writes = backend_.grantedWrites;
+    send(lowCarrier, arbproto::ReleaseDone{1, gen}, t0_ + 1ms);  // released and granted again
+    ASSERT_TRUE(granted(highCarrier));
+    EXPECT_EQ(backend_.grantedWrites, writes);
+    EXPECT_EQ(backend_.granted, std::set<int>{1});
+    // The core freed for good: the set changes and is written.
+    send(highCarrier, arbproto::Goodbye{});
+    EXPECT_EQ(backend_.grantedWrites, writes + 1);
+    EXPECT_TRUE(backend_.granted.empty());
 }
 
 TEST_F(ArbiterTest, Reclaim_ForcedAfterTheTimeout) {
