@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <algorithm>
 
 #include <arbconfig/config.h>
 #include <gtest/gtest.h>
@@ -417,6 +418,30 @@ TEST_F(Launcher, DynamicNonGoProgramRunsUnderTheRuntime) {
     EXPECT_NE(r.err.find("arbrun: runtime started with "), std::string::npos) << r.err;
     EXPECT_EQ(r.err.find("Go program"), std::string::npos) << r.err;
     EXPECT_EQ(r.err.find("natively"), std::string::npos) << r.err;
+}
+
+// A tracer under arbrun: the requests that start a trace fail with EPERM and one line says why,
+// instead of the hang strace ran into (its child became a traced carrier while strace waited for
+// the process). Natively the same tracer works, which this test checks first: where the machine
+// forbids tracing (Yama, a container's seccomp profile), there is nothing to compare with.
+TEST_F(Launcher, TracerIsRefusedInOneLineInsteadOfHanging) {
+    if (!kRealPreloadUsable) GTEST_SKIP() << "the real preload library is instrumented here";
+    for (const char* mode : {"traceme", "attach"}) {
+        const Result native = run({TRACE_CHILD_BINARY, mode}, baseEnv());
+        if (exitCode(native) != 0) GTEST_SKIP() << "tracing is not allowed here (" << mode << ")";
+    }
+    env_["ARBRUN_PRELOAD_LIB"] = ARBRUN_PRELOAD_LIBRARY;
+    const Result traceme = arbrun({"--standalone", "--", TRACE_CHILD_BINARY, "traceme"});
+    EXPECT_EQ(exitCode(traceme), 3) << traceme.err;  // the child's PTRACE_TRACEME: EPERM
+    EXPECT_EQ(traceme.err, "arbrun: " TRACE_CHILD_BINARY
+                           ": ptrace(PTRACE_TRACEME) refused: the kernel ties a trace to one "
+                           "kernel thread, and under arbrun a program's threads move between "
+                           "kernel threads; run the tracer without arbrun (it can trace a program "
+                           "that runs under arbrun: strace -f arbrun -- PROGRAM)\n");
+    const Result attach = arbrun({"--standalone", "--", TRACE_CHILD_BINARY, "attach"});
+    EXPECT_EQ(exitCode(attach), 4) << attach.err;
+    EXPECT_NE(attach.err.find("ptrace(PTRACE_ATTACH) refused"), std::string::npos) << attach.err;
+    EXPECT_EQ(std::count(attach.err.begin(), attach.err.end(), '\n'), 1) << attach.err;
 }
 
 // --- arbrun doctor -------------------------------------------------------------------------
