@@ -33,8 +33,8 @@ const char* traceStart(int request) {
     }
 }
 
-// Once per process: a tracer retries, and its children inherit nothing of this flag anyway (each
-// is a process of its own that says it once).
+// Once: a tracer retries, and a child it forked before asking inherits the flag, so a tracer and
+// its children say it once together (strace: one line).
 void reportRefusal(const char* request) {
     static std::atomic<bool> said{false};
     if (said.exchange(true, std::memory_order_relaxed)) return;
