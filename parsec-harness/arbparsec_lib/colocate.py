@@ -315,6 +315,11 @@ def compare_outputs(arb, nat):
 
 
 class Experiment:
+    @property
+    def isolated(self):
+        """Whether the private arbiter has cpusets (real isolation), once setup() chose it."""
+        return self.backend in ("cgroup-v1", "cgroup-v2")
+
     def __init__(self, o, arbrun, progress=None):
         self.o = o
         self.arbrun = arbrun
@@ -339,7 +344,7 @@ class Experiment:
         if self.backend == "fake":
             root = os.path.join(d, "cg")
             os.makedirs(root)
-        elif self.backend in ("cgroup-v1", "cgroup-v2"):
+        elif self.isolated:
             mount = cpuset_mount(self.backend)
             if not mount:
                 raise ColocateError(f"no {self.backend} hierarchy mounted")
@@ -629,23 +634,21 @@ class Experiment:
             return 2, "arbparsec colocate: --cpus must hold at least two CPUs"
         # The server may grow to all managed cores but one: the batch keeps at least one.
         self.server_cores = o.server_cores or f"1:{max(1, self.managed - 1)}"
-        isolated = self.backend in ("cgroup-v1", "cgroup-v2")
         self.arbrun_batch_nice = (o.arbrun_batch_nice if o.arbrun_batch_nice is not None
-                                  else (0 if isolated else 19))
+                                  else (0 if self.isolated else 19))
         # Every started process is bounded by timeout(1) even if this harness is killed -9.
         self.life_s = o.duration + 120
         return 0, None
 
     def describe(self):
         o = self.o
-        isolated = self.backend in ("cgroup-v1", "cgroup-v2")
         lines = [
             f"machine: {machine.describe()}",
             f"arbiter: backend {self.backend} ({self.backend_why}), --cpus {self.cpus}, "
             f"{self.managed} managed core(s), the lowest CPU unmanaged"
-            + ("" if isolated else "; nothing is pinned: the kernel still shares the CPUs between "
-               "all carriers, so the arbiter decides how many cores each tenant runs on but "
-               "cannot keep the batch off the server's CPUs"),
+            + ("" if self.isolated else "; nothing is pinned: the kernel still shares the CPUs "
+               "between all carriers, so the arbiter decides how many cores each tenant runs on "
+               "but cannot keep the batch off the server's CPUs"),
             f"server: {self.server.name} ({self.server_bin}, unmodified; "
             f"{self.server.threads_meaning}: {self.server_threads}; load in its own protocol, "
             f"{self.server.protocol}); under arbrun --priority 0 --cores {self.server_cores}"
@@ -752,8 +755,7 @@ def analyse(results, isolated=False):
                         "goal": goal, "met": met})
 
     def p99(cfg):
-        r = by.get(cfg)
-        return r["overall"]["p99"] if r else None
+        return quantile(cfg, "p99")
 
     def throughput(cfg):
         r = by.get(cfg)
@@ -923,7 +925,7 @@ def main(o, arbrun):
             for row in rows:
                 w.writerow([cfg, row["second"], row["count"]] +
                            ["" if row[k] is None else f"{row[k]:.1f}" for k in ("p50", "p99", "p999")])
-    analysis = analyse(results, isolated=exp.backend in ("cgroup-v1", "cgroup-v2"))
+    analysis = analyse(results, isolated=exp.isolated)
     loads = ":".join(f"{r:g}" for r in o.load)
     plot_files = []
     p = plots.colocate_latency(per_config, os.path.join(o.out, "latency.png"),
