@@ -35,7 +35,7 @@ for b in arbrun core-arbiter bursty; do
   [[ -x $bin/$b ]] || { echo "compare.sh: $bin/$b not found: build first (scripts/build.sh release)" >&2; exit 2; }
 done
 # shellcheck source=../lib/server.sh
-source "$root/bench/lib/server.sh"  # bench_tmp
+source "$root/bench/lib/server.sh"  # bench_tmp, bench_wait_arbiter
 work=$(mktemp -d "$(bench_tmp)/arbrun-estimators.XXXXXX")
 pids=()
 cleanup() {
@@ -67,8 +67,7 @@ run() {
       --socket "$dir/arb.sock" --log-level warn 2>"$dir/arbiter.log" &
   local arbiter=$!
   pids+=("$arbiter")
-  for _ in $(seq 100); do [[ -S $dir/arb.sock ]] && break; sleep 0.05; done
-  [[ -S $dir/arb.sock ]] || { echo "compare.sh: core-arbiter did not start: $(tail -2 "$dir/arbiter.log")" >&2; exit 1; }
+  bench_wait_arbiter compare.sh "$dir/arb.sock" "$dir/arbiter.log"
   local out
   out=$("$bin/arbrun" --arbiter "$dir/arb.sock" --priority 0 --estimator "$estimator" \
         --trace "$dir/trace.csv" -- "$bin/bursty" "$low" "$high" "$period" "$service" "$workers" \

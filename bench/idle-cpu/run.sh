@@ -88,8 +88,7 @@ if [[ $backend != standalone ]]; then
   cpus=0-3 managed=3 cgroot=$work/cg
   if [[ $backend == cgroup-v* ]]; then
     cpus=0-1 managed=1
-    fs=cgroup; [[ $backend == cgroup-v2 ]] && fs=cgroup2
-    mount=$(awk -v fs=$fs '$3 == fs && (fs == "cgroup2" || $4 ~ /(^|,)cpuset(,|$)/) { print $2; exit }' /proc/mounts)
+    mount=$(bench_cpuset_mount "$backend")
     [[ -n $mount ]] || { echo "run.sh: no $backend cpuset hierarchy is mounted" >&2; exit 2; }
     cgroot=$mount/arbrun-idlecpu-$$
   else
@@ -99,8 +98,7 @@ if [[ $backend != standalone ]]; then
   "$build/bin/core-arbiter" --backend "$backend" --cgroup-root "$cgroot" --cpus "$cpus" --reserve 1 \
       --socket "$work/arb.sock" --log-level warn 2>"$work/arbiter.log" &
   arbiter=$!
-  for _ in $(seq 100); do [[ -S $work/arb.sock ]] && break; sleep 0.05; done
-  [[ -S $work/arb.sock ]] || { echo "run.sh: core-arbiter did not start: $(tail -2 "$work/arbiter.log")" >&2; exit 1; }
+  bench_wait_arbiter run.sh "$work/arb.sock" "$work/arbiter.log"
   mode_args=(--arbiter "$work/arb.sock" --cores "1:$managed")
 fi
 

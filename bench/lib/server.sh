@@ -1,5 +1,6 @@
-# Shared by the benchmark scripts that run a server (source it; bash only): a scratch directory
-# removed on exit together with the server, and starting a server on a random free port.
+# Shared by the benchmark scripts that run a server or a core-arbiter (source it; bash only): a
+# scratch directory removed on exit together with the server, starting a server on a random free
+# port, finding a cpuset hierarchy and waiting for a core-arbiter to listen.
 
 # bench_tmp: where scratch directories go: $TMPDIR when set, else /dev/shm, else /tmp. Memory first:
 # a fake-backend arbiter journals every cpuset operation in its tree, and on the disk filesystem of
@@ -24,6 +25,21 @@ bench_scratch() {
 bench_cleanup() {
   if [[ -n ${server:-} ]]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
   rm -rf "$work"
+}
+
+# bench_cpuset_mount cgroup-v1|cgroup-v2: where that hierarchy is mounted (v1: the one with the
+# cpuset controller; v2: the cgroup2 mount); prints nothing when there is none.
+bench_cpuset_mount() {
+  awk -v v="$1" '(v == "cgroup-v1" && $3 == "cgroup" && $4 ~ /(^|,)cpuset(,|$)/) ||
+                 (v == "cgroup-v2" && $3 == "cgroup2") { print $2; exit }' /proc/mounts
+}
+
+# bench_wait_arbiter SCRIPT SOCKET LOG: waits up to 5 s for a core-arbiter started in the
+# background to listen on SOCKET; if it does not, exits 1 with SCRIPT's name and LOG's last lines.
+bench_wait_arbiter() {
+  for _ in $(seq 100); do [[ -S $2 ]] && return 0; sleep 0.05; done
+  echo "$1: core-arbiter did not start: $(tail -2 "$3")" >&2
+  exit 1
 }
 
 # start_on_free_port CMD...: runs `CMD... -p PORT` in the background on a random port, stderr to

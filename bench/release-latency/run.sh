@@ -22,6 +22,8 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=../lib/server.sh
+source "$root/bench/lib/server.sh"  # bench_tmp, bench_cpuset_mount, bench_wait_arbiter
 build=$root/build
 rounds=100
 threads=
@@ -44,12 +46,12 @@ case $backend in
   cgroup-v1)
     cpus=${cpus:-0-1}
     [[ $(id -u) -eq 0 ]] || { echo "run.sh: --backend cgroup-v1 needs root" >&2; exit 2; }
-    cpuset_mount=$(awk '$3 == "cgroup" && $4 ~ /(^|,)cpuset(,|$)/ { print $2; exit }' /proc/mounts)
+    cpuset_mount=$(bench_cpuset_mount cgroup-v1)
     [[ -n $cpuset_mount ]] || { echo "run.sh: no cgroup v1 cpuset hierarchy is mounted" >&2; exit 2; } ;;
   cgroup-v2)
     cpus=${cpus:-0-1}
     [[ $(id -u) -eq 0 ]] || { echo "run.sh: --backend cgroup-v2 needs root" >&2; exit 2; }
-    cpuset_mount=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+    cpuset_mount=$(bench_cpuset_mount cgroup-v2)
     [[ -n $cpuset_mount ]] || { echo "run.sh: no cgroup2 hierarchy is mounted" >&2; exit 2; }
     grep -qw cpuset "$cpuset_mount/cgroup.subtree_control" || {
       echo "run.sh: $cpuset_mount does not give the cpuset controller to its children" \
@@ -66,8 +68,6 @@ for b in arbrun core-arbiter arbctl compute_tenant; do
   [[ -x $bin/$b ]] || { echo "run.sh: $bin/$b not found: build first (scripts/build.sh release)" >&2; exit 2; }
 done
 
-# shellcheck source=../lib/server.sh
-source "$root/bench/lib/server.sh"  # bench_tmp
 work=$(mktemp -d "$(bench_tmp)/arbrun-release.XXXXXX")
 pids=()
 cgroups=()
@@ -107,8 +107,7 @@ measure() {
       2>"$dir/arbiter.log" &
   local arbiter=$!
   pids+=("$arbiter")
-  for _ in $(seq 100); do [[ -S $sock ]] && break; sleep 0.05; done
-  [[ -S $sock ]] || { echo "run.sh: core-arbiter did not start: $(tail -2 "$dir/arbiter.log")" >&2; exit 1; }
+  bench_wait_arbiter run.sh "$sock" "$dir/arbiter.log"
   "$bin/arbrun" --arbiter "$sock" --priority 7 --cores "1:$managed" --time-slice "$slice" -- \
       "$bin/compute_tenant" "$threads" 3600 >"$dir/tenant.out" 2>"$dir/tenant.err" &
   local tenant=$!
