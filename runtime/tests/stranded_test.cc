@@ -4,12 +4,17 @@
 //
 // Ordering without sleeps: threads pinned to core 0 run in FIFO order there, and a CoreOccupier on
 // core 1 keeps that core from stealing until the test lets it go.
+#include <pthread.h>
+#include <signal.h>
+
+#include "sched/runtime_state.h"
 #include "test_util.h"
 
 namespace {
 
 using arbrt_test::CoreOccupier;
 using arbrt_test::eventually;
+using arbrt_test::kHangLimit;
 using arbrt_test::kMillisecond;
 using arbrt_test::pinnedTo;
 
@@ -77,6 +82,109 @@ TEST_F(Stranded, Wakeup_ThreadWokenByComputingWakerIsStolen) {
     EXPECT_EQ(arbrt::join(waker), 0);
     EXPECT_EQ(blockedOn.load(), 0);
     EXPECT_EQ(ranOn.load(), 1) << "the idle core must take the woken thread";
+}
+
+// The carrier of core 0 stops in this handler while it polls idle (counted in spinningCores) and
+// core 1's sleeps, until the test has made its threads runnable: a deterministic stand-in for the
+// host descheduling a polling carrier between two wake-ups (which is how the bug showed).
+std::atomic<int> gStall{0};  // 0 idle; 1 stalled while polling; 2 not polling; 3 released
+void stallWhilePolling(int) {
+    arbrt::detail::RuntimeState& rt = *arbrt::detail::gRuntime;
+    const bool polling = rt.spinningCores.load() != 0 && rt.cores[0].sleeping.load() == 0 &&
+                         rt.cores[1].sleeping.load() != 0;
+    if (!polling) {
+        gStall.store(2);
+        return;
+    }
+    gStall.store(1);
+    const auto limit = std::chrono::steady_clock::now() + kHangLimit;
+    while (gStall.load() != 3 && std::chrono::steady_clock::now() < limit) asm volatile("pause");
+}
+
+// Idle carriers poll for 5 ms (not 50 us), so that core 0's is still polling when the signal that
+// stops it arrives.
+class StrandedLongPoll : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        arbrt::RuntimeOptions options;
+        options.numCores = 2;
+        options.idleSpinNs = 5 * kMillisecond;
+        const auto err = arbrt::start(options);
+        ASSERT_FALSE(err.has_value()) << err->message;
+        ASSERT_TRUE(arbrt_test::startEveryCarrier(2)) << "the carriers never all ran";
+    }
+    void TearDown() override { EXPECT_TRUE(arbrt::stop()) << "user threads still alive"; }
+};
+
+// Two threads made runnable on core 0 while its carrier, idle, still polls and core 1's sleeps.
+// A waker skips the sleepers while any carrier polls (that one will look), so the poller must look
+// again as it stops polling, or the second thread waits behind the first for good: the two yield
+// to each other, so the monitor never finds core 0 stuck. Each round stops core 0's carrier inside
+// its poll (stallWhilePolling) while the threads are woken.
+TEST_F(StrandedLongPoll, Wakeup_TwoWokenOnAPollingCoreWakeTheSleepingOne) {
+    constexpr int kRounds = 50;
+    arbrt::detail::RuntimeState& rt = *arbrt::detail::gRuntime;
+    struct sigaction stall = {};
+    struct sigaction previous = {};
+    stall.sa_handler = stallWhilePolling;
+    sigemptyset(&stall.sa_mask);
+    ASSERT_EQ(sigaction(SIGUSR2, &stall, &previous), 0);
+    struct Restore {
+        struct sigaction* previous;
+        ~Restore() { sigaction(SIGUSR2, previous, nullptr); }
+    } restore{&previous};
+    int stalledRounds = 0;
+    for (int round = 0; round < kRounds; ++round) {
+        arbrt::Semaphore gate;
+        std::atomic<int> parked{0};
+        std::atomic<bool> driverGo{false}, driverRunning{false}, onCoreOne{false};
+        arbrt::ThreadAttributes home;
+        home.core = 0;  // placed on core 0, but allowed everywhere
+        std::vector<arbrt::ThreadId> threads;
+        {
+            CoreOccupier occupier({1});  // core 1 cannot steal until it is released
+            ASSERT_TRUE(occupier.ready());
+            for (int i = 0; i < 2; ++i) {
+                threads.push_back(arbrt::createThreadWith(home, [&] {
+                    parked.fetch_add(1);
+                    gate.wait();
+                    // Yields (so the monitor never sees core 0 stuck) until one of the two runs
+                    // on core 1.
+                    const auto limit = std::chrono::steady_clock::now() + kHangLimit;
+                    while (!onCoreOne.load() && std::chrono::steady_clock::now() < limit) {
+                        if (arbrt::currentCore() == 1) onCoreOne.store(true);
+                        arbrt::yield();
+                    }
+                }));
+            }
+            // Runs on core 0 after both have parked there (FIFO), and keeps it busy until told.
+            threads.push_back(arbrt::createThreadWith(arbrt_test::pinnedTo(0), [&] {
+                driverRunning.store(true);
+                computeUntil(driverGo);
+            }));
+            ASSERT_TRUE(eventually([&] { return driverRunning.load(); }));
+            ASSERT_EQ(parked.load(), 2);
+        }  // core 1 goes idle here, with nothing to do: it sleeps
+        ASSERT_TRUE(eventually([&] { return rt.cores[1].sleeping.load() != 0; }));
+        driverGo.store(true);  // core 0 goes idle: it polls while its recent gaps were short
+        const auto idleLimit = std::chrono::steady_clock::now() + kHangLimit;
+        while (rt.spinningCores.load() == 0 && rt.cores[0].sleeping.load() == 0) {
+            ASSERT_LT(std::chrono::steady_clock::now(), idleLimit) << "core 0 never went idle";
+            asm volatile("pause");  // a yield here could outlast the poll
+        }
+        gStall.store(0);
+        ASSERT_EQ(pthread_kill(rt.carriers[0].thread, SIGUSR2), 0);
+        ASSERT_TRUE(eventually([&] { return gStall.load() != 0; }));
+        stalledRounds += gStall.load() == 1;
+        gate.post();
+        gate.post();
+        gStall.store(3);
+        for (arbrt::ThreadId t : threads) EXPECT_EQ(arbrt::join(t), 0);
+        ASSERT_TRUE(onCoreOne.load())
+            << "round " << round << ": both threads stayed on core 0 while core 1 slept";
+    }
+    ::testing::Test::RecordProperty("stalledRounds", stalledRounds);
+    EXPECT_GT(stalledRounds, 0) << "core 0's carrier was never caught polling: nothing was tested";
 }
 
 }  // namespace

@@ -77,8 +77,9 @@ uint64_t sleepBudgetNs(Core* core) {
 // wakeIdleCoreForBalance(): work published on any core before a waker's fence is seen here, or the
 // waker sees this core asleep and wakes it (`sleeping` says how). Work seen on another core means a
 // waker may have skipped us while we were still spinning: go back to stealing instead of sleeping.
-// Returns a thread the netpoll made ready for this core to run now, or null.
-ThreadContext* sleepUntilWork(Core* core) {
+// Returns a thread the netpoll made ready for this core to run now, or null; `slept` says whether
+// it waited (on the futex or the epoll) rather than finding work first.
+ThreadContext* sleepUntilWork(Core* core, bool* slept) {
     RuntimeState& rt = *gRuntime;
     const bool netpoll = takeNetpollRole(core);
     core->sleeping.store(netpoll ? kSleepingInEpoll : kSleepingOnFutex, std::memory_order_relaxed);
@@ -86,6 +87,7 @@ ThreadContext* sleepUntilWork(Core* core) {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     ThreadContext* ready = nullptr;
     if (!hasWork(core) && !othersHaveRunnable(core)) {
+        *slept = true;
         // "Might sleep forever" first, then the budget: a timer added meanwhile on a busy core is
         // either seen by sleepBudgetNs() or its adder sees this and wakes us (alertKeeper()).
         core->sleepUntilTsc.store(~uint64_t{0}, std::memory_order_relaxed);
@@ -119,6 +121,20 @@ ThreadContext* sleepUntilWork(Core* core) {
 }
 
 constexpr int kPausesBetweenSteals = 64;  // ~25 ns each here
+
+// Go's resetspinning(): a waker skips the sleeping carriers while any carrier spins, since that one
+// will look. So the last spinner to leave with work looks once more, or threads made runnable
+// while it spun (beyond the one it takes) wait on a busy core with every other carrier asleep:
+// a burst of creates or wake-ups landing on the core that was itself spinning stayed there for
+// good. The fence pairs with wakeIdleCoreForBalance()'s: either that waker saw spinningCores at 0
+// (and woke a sleeper itself), or the work it published is seen here. `took` says whether the
+// thread we will run is already out of every queue (stolen, or readied by the netpoll).
+void wakeOneIfWorkIsLeft(Core* core, bool took) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    const uint32_t own = core->queued.load(std::memory_order_relaxed) +
+                         (core->runNext.load(std::memory_order_relaxed) != nullptr);
+    if (own > (took ? 0u : 1u) || othersHaveRunnable(core)) wakeIdleCoreForBalance(core);
+}
 
 // Polls (new work, due timers, threads to steal) for the budget the core's idle gaps warrant (up to
 // idleSpinNs, see idle_spin.h), then sleeps. The gap until work came back is recorded whether it
@@ -157,11 +173,18 @@ void idle(Carrier* c) {
         // on the busy core: ~450 -> ~360 ns).
         for (int i = 0; i < kPausesBetweenSteals && !hasWork(core); ++i) cpuRelax();
     } while (refilled || rdtsc() - start < budget);
-    rt.spinningCores.fetch_sub(1, std::memory_order_relaxed);
+    const bool lastSpinner = rt.spinningCores.fetch_sub(1, std::memory_order_relaxed) == 1;
+    bool slept = false;
     if (!stolen && !work) {
-        stolen = sleepUntilWork(core);
+        stolen = sleepUntilWork(core, &slept);
         readiness = stolen != nullptr;
         work = stolen || hasWork(core) || othersHaveRunnable(core);
+    }
+    // Leaving with work found while polling, or seen just before sleeping (the poll budget ran
+    // out as it came). A carrier that slept was woken by name and owes nothing; one that leaves to
+    // steal from another core looks again after its steal.
+    if (lastSpinner && !slept && (stolen || hasRunnable(core))) {
+        wakeOneIfWorkIsLeft(core, stolen != nullptr);
     }
     const uint64_t gap = rdtsc() - start;
     // Readiness does not teach the core to poll: the netpoller takes it with one wake-up, as the

@@ -479,7 +479,9 @@ ThreadContext* steal(Core* thief) {
 // it can steal. A woken carrier polls for idleSpinNs before sleeping again, which rate-limits these
 // wake-ups. The seq_cst fence orders the caller's publication of the work (a queue push or a
 // runNext store) before the loads of the idle counts; it pairs with the fence in the idle path
-// (sleepingCores++; fence; othersHaveRunnable()), so either we see the sleeper or it sees the work.
+// (sleepingCores++; fence; othersHaveRunnable()), so either we see the sleeper or it sees the work,
+// and with the last spinner's (spinningCores--; fence; queues: carrier.cc, wakeOneIfWorkIsLeft()),
+// so a spinner we counted on either took our work or looks again.
 void wakeIdleCoreForBalance(Core* busy) {
     RuntimeState& rt = *gRuntime;
     std::atomic_thread_fence(std::memory_order_seq_cst);
