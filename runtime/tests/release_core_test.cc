@@ -276,22 +276,32 @@ namespace {
 // A timer moved off a released core to a core whose carrier sleeps with no deadline of its own (its
 // heap is empty, and as the higher-numbered sleeper it keeps no other core's): that carrier must
 // be woken to take the deadline, or the sleeper never wakes (in arbiter mode, a once-a-millisecond
-// look only hid this). Core 1's carrier is woken (and falls asleep again) while core 0's sleeps,
-// until it is seen asleep without a deadline; then the release alone has to wake it.
+// look only hid this). The sleeper sleeps on core 0 (core 1 is kept busy meanwhile, so it cannot
+// steal it first and take the timer). Core 1's carrier is woken (and falls asleep again) while
+// core 0's sleeps, until it is seen asleep without a deadline; then the release alone has to wake
+// it.
 TEST_F(ReleaseCoreTwo, Release_MovedTimerWakesACarrierAsleepWithoutDeadline) {
     using arbrt::detail::gRuntime;
     arbrt::ThreadAttributes home;
     home.core = 0;
     home.allowed = arbrt_test::coreSet({0, 1});
     std::atomic<bool> asleep{false}, woke{false};
-    const arbrt::ThreadId sleeper = arbrt::createThreadWith(home, [&] {
-        asleep.store(true);
-        arbrt::sleepFor(1'000 * kMillisecond);
-        woke.store(true);
-    });
+    std::atomic<int> sleptOn{-1};
     arbrt::detail::Core& first = gRuntime->cores[0];
     arbrt::detail::Core& second = gRuntime->cores[1];
-    ASSERT_TRUE(eventually([&] { return asleep.load() && first.sleeping.load() != 0; }));
+    arbrt::ThreadId sleeper{};
+    {
+        arbrt_test::CoreOccupier occupier({1});
+        ASSERT_TRUE(occupier.ready());
+        sleeper = arbrt::createThreadWith(home, [&] {
+            sleptOn.store(arbrt::currentCore());
+            asleep.store(true);
+            arbrt::sleepFor(1'000 * kMillisecond);
+            woke.store(true);
+        });
+        ASSERT_TRUE(eventually([&] { return asleep.load() && first.sleeping.load() != 0; }));
+    }
+    ASSERT_EQ(sleptOn.load(), 0);
     bool ready = false;
     for (int attempt = 0; attempt < 100 && !ready && !woke.load(); ++attempt) {
         arbrt::detail::wakeCarrier(&second);
