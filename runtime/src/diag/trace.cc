@@ -90,6 +90,10 @@ void traceEvent(TraceEvent event, int core, int cpu, double value) {
     gLock.unlock();
 }
 
+bool tracing() {
+    return gFd >= 0;
+}
+
 void traceUtilisationIfDue() {
     if (gFd < 0) return;
     const uint64_t now = nowNs();

@@ -20,6 +20,8 @@ bool openTrace(const std::string& path, std::string* error);
 void traceEvent(TraceEvent event, int core, int cpu, double value);
 // Monitor: appends util rows when the last ones are at least 10 ms old.
 void traceUtilisationIfDue();
+// Whether a trace file is open (the monitor then never sleeps deep: util rows stay regular).
+bool tracing();
 // Stop: writes the stop row and closes the file.
 void closeTrace();
 

@@ -30,6 +30,9 @@ namespace {
 
 constexpr uint64_t kMonitorMinPeriodNs = 20'000;
 constexpr uint64_t kMonitorMaxPeriodNs = 10'000'000;
+// The longest deep sleep (sleepDeepWhileQuiet): the pool trim's period, so that stacks an idle
+// program no longer uses still go back.
+constexpr uint64_t kMonitorDeepSleepNs = kPoolTrimPeriodNs;
 constexpr unsigned long kMonitorTimerSlackNs = 1000;  // its 20 us naps must not become 70 us
 
 // Pops an idle spare, or makes a new one (the monitor is its only caller, so sparesMade needs no
@@ -95,6 +98,7 @@ struct CoreWatch {
     uint64_t nextRetakeTsc = 0;   // no retake look before this (0: due once the bound is reached)
     bool asleepInKernel = false;  // the last retake look found the carrier in a call it left alone
     RetakeWatch retake;
+    uint64_t activity = 0;  // allCoresQuiet(): switches, starts and blocking stamp at its last call
 };
 
 // The safety net for blocking calls nobody caught (retake.h): after how long a carrier asleep in
@@ -240,14 +244,68 @@ bool lookAtCores(std::vector<CoreWatch>& watches, uint64_t* nextDeadlineNs) {
     return lentAny;
 }
 
-void monitorSleep(uint64_t ns) {
+// Sleeps up to `ns` unless asked to look (monitorWord); true when asked.
+bool monitorSleep(uint64_t ns) {
     RuntimeState& rt = *gRuntime;
     timespec ts{time_t(ns / 1'000'000'000), long(ns % 1'000'000'000)};
     rt.monitorNapping.store(ns > kMonitorMinPeriodNs, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with nudgeMonitorFor()
     if (rt.monitorWord.load(std::memory_order_relaxed) == 0) futexWait(&rt.monitorWord, 0, &ts);
-    rt.monitorWord.store(0, std::memory_order_relaxed);
+    const bool asked = rt.monitorWord.exchange(0, std::memory_order_relaxed) != 0;
     rt.monitorNapping.store(false, std::memory_order_relaxed);
+    return asked;
+}
+
+// Whether no core needs the monitor's looks, and none did anything since the last call: each
+// active one either has its carrier asleep idle or its runner in a blocking call with nothing
+// queued behind it (a core whose carrier is not made yet: nothing queued), and has neither
+// switched threads nor begun another blocking call since. Anything else (a runner, a polling
+// carrier, a core being lent) is not quiet. The "since" keeps a server that is idle between
+// frequent requests from sleeping deep between them: every request would then pay for waking
+// the monitor. seq_cst loads: after the monitor's seq_cst store of monitorDeepSleep (see
+// wakeMonitorIfDeepAsleep).
+bool allCoresQuiet(const RuntimeState& rt, std::vector<CoreWatch>& watches) {
+    bool quiet = true;
+    for (int i = 0; i < rt.numCores; ++i) {
+        const Core* core = &rt.cores[i];
+        CoreWatch& w = watches[size_t(i)];
+        const uint64_t since = core->blockingSince.load(std::memory_order_seq_cst);
+        const uint64_t activity = core->contextSwitches.load(std::memory_order_relaxed) +
+                                  core->threadStarts.load(std::memory_order_relaxed) + since;
+        quiet &= activity == w.activity;
+        w.activity = activity;
+        if (!quiet || !core->active.load(std::memory_order_seq_cst)) continue;
+        if (i >= rt.nextDeferredCarrier) {
+            quiet = !hasRunnable(core);
+        } else if (core->sleeping.load(std::memory_order_seq_cst) == 0) {
+            quiet = since != 0 && since != kLending && !hasRunnable(core);
+        }
+    }
+    return quiet;
+}
+
+// Go's sysmon sleeps on sched.sysmonwait once every P is idle; so does this monitor, up to
+// kMonitorDeepSleepNs instead of kMonitorMaxPeriodNs, once every core has been quiet since the
+// last such look, a full period or more before (allCoresQuiet; an idle daemon under arbrun: 100
+// monitor wake-ups a second -> 1). Whatever makes a core busy again wakes it:
+// a carrier waking (carrier.cc), a blocking call returning (exitBlockingCall), a core acquired
+// (activateCore), as well as the existing nudges (a thread queued behind a blocked runner,
+// deferred carriers wanted, stop). The flag is stored before the cores are looked at and each
+// waker loads it after making its core busy, both seq_cst: either the monitor sees the busy core
+// and stays awake, or the waker sees the flag and wakes it. Not while tracing (its util rows stay
+// regular). True when it slept.
+bool sleepDeepWhileQuiet(RuntimeState& rt, std::vector<CoreWatch>& watches, uint64_t nextNs) {
+    if (tracing()) return false;
+    rt.monitorDeepSleep.store(true, std::memory_order_seq_cst);
+    const bool quiet = allCoresQuiet(rt, watches);
+    if (quiet) {
+        rt.monitorDeepSleeps.fetch_add(1, std::memory_order_relaxed);
+        if (monitorSleep(std::min(nextNs, kMonitorDeepSleepNs))) {
+            rt.monitorDeepSleepsWoken.fetch_add(1, std::memory_order_relaxed);
+        }
+    }
+    rt.monitorDeepSleep.store(false, std::memory_order_relaxed);
+    return quiet;
 }
 
 // Waits until the core is ours again after it was lent during our blocking call: asks the spare
@@ -341,7 +399,7 @@ void* monitorMain(void*) {
         if (deferredCarriersDue(rt)) startDeferredCarriers(rt);
         const uint64_t now = nowNs();
         if (now >= nextRefineNs) nextRefineNs = refineClockRate();  // timers stay exact
-        uint64_t next = kMonitorMaxPeriodNs;
+        uint64_t next = ~uint64_t{0};  // lowered by whatever needs a look by then
         const bool lent = lookAtCores(watches, &next);
         traceUtilisationIfDue();
         next = std::min(next, estimationTick());
@@ -352,9 +410,19 @@ void* monitorMain(void*) {
         // Go's sysmon: short naps while lending happens, doubling up to 10 ms when nothing needed
         // doing; a thread that becomes runnable behind a blocked runner nudges it awake.
         period = lent ? kMonitorMinPeriodNs : std::min(period * 2, kMonitorMaxPeriodNs);
+        if (period == kMonitorMaxPeriodNs && next >= kMonitorMaxPeriodNs &&
+            sleepDeepWhileQuiet(rt, watches, next)) {
+            continue;
+        }
         monitorSleep(std::max(kMonitorMinPeriodNs, std::min(period, next)));
     }
     return nullptr;
+}
+
+void wakeMonitorIfDeepAsleep() {
+    RuntimeState& rt = *gRuntime;
+    if (!rt.monitorDeepSleep.load(std::memory_order_seq_cst)) return;
+    if (rt.monitorWord.exchange(1, std::memory_order_acq_rel) == 0) futexWake(&rt.monitorWord, 1);
 }
 
 void nudgeMonitorFor(Core* core) {
@@ -414,7 +482,9 @@ void exitBlockingCall(uint64_t token) {
     ThreadContext* t = currentContext();
     Carrier* c = t->carrier;
     uint64_t expected = token;
-    if (c->core->blockingSince.compare_exchange_strong(expected, 0, std::memory_order_acq_rel)) {
+    // seq_cst: the monitor may have found this core quiet (wakeMonitorIfDeepAsleep).
+    if (c->core->blockingSince.compare_exchange_strong(expected, 0, std::memory_order_seq_cst)) {
+        wakeMonitorIfDeepAsleep();
         return;
     }
     // The monitor is lending (or has lent) our core: once `carrier` names the new runner, leave.

@@ -117,6 +117,11 @@ ThreadContext* sleepUntilWork(Core* core, bool* slept) {
     core->sleeping.store(0, std::memory_order_relaxed);
     if (netpoll) dropNetpollRole(core);
     rt.sleepingCores.fetch_sub(1, std::memory_order_relaxed);
+    if (*slept) {
+        // The monitor may have found every core quiet and slept deep: this one is busy now.
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        wakeMonitorIfDeepAsleep();
+    }
     return ready;
 }
 

@@ -546,6 +546,8 @@ void wakeIfSleeping(Core* core) {
 void activateCore(Core* core) {
     RuntimeState& rt = *gRuntime;
     if (!rt.policy.setActive(core, true)) rt.activeCores.fetch_add(1, std::memory_order_seq_cst);
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // a deep-sleeping monitor must look
+    wakeMonitorIfDeepAsleep();
     drainPending();
 }
 

@@ -299,6 +299,10 @@ void* monitorMain(void* arg);
 // Called when a thread becomes runnable on `core`: if the core's runner is in a blocking call, the
 // monitor is woken so it can lend the core without waiting out its back-off.
 void nudgeMonitorFor(Core* core);
+// Called where a quiet core becomes busy (its carrier woke, its runner's blocking call returned,
+// it was acquired), after the seq_cst store, fence or RMW that made it so: wakes the monitor if it
+// sleeps deep (blocking.cc). One load of a read-mostly line otherwise.
+void wakeMonitorIfDeepAsleep();
 // Standalone: a second user thread is alive (or a thread waits on a deferred core), so the
 // deferred carriers are worth their kernel threads now; the first caller wakes the monitor to
 // create them (blocking.cc).

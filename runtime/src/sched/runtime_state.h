@@ -66,7 +66,14 @@ struct RuntimeState {
     uint64_t lendAfterTicks = 0;
     alignas(64) std::atomic<uint32_t> monitorWord{0};  // futex: 1 = look now
     std::atomic<bool> monitorNapping{false};           // sleeping longer than its shortest period
-    std::atomic<uint64_t> coresLent{0};                // blocking calls whose core was lent
+    // The monitor sleeps deep: every core was quiet (blocking.cc, sleepDeepWhileQuiet). Stored
+    // seq_cst by the monitor before it looks at the cores; loaded seq_cst by whoever makes a quiet
+    // core busy (wakeMonitorIfDeepAsleep), after the store or RMW that did it.
+    std::atomic<bool> monitorDeepSleep{false};
+    // Deep sleeps, and those a wake-up ended before their bound: written by the monitor only.
+    std::atomic<uint64_t> monitorDeepSleeps{0};
+    std::atomic<uint64_t> monitorDeepSleepsWoken{0};
+    std::atomic<uint64_t> coresLent{0};  // blocking calls whose core was lent
     // Why raw system calls are not caught although the options asked for it (empty: they are, or
     // were not asked for). Written at start-up only.
     std::string syscallDispatchRefusal;
