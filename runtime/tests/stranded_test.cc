@@ -87,11 +87,15 @@ TEST_F(Stranded, Wakeup_ThreadWokenByComputingWakerIsStolen) {
 // The carrier of core 0 stops in this handler while it polls idle (counted in spinningCores) and
 // core 1's sleeps, until the test has made its threads runnable: a deterministic stand-in for the
 // host descheduling a polling carrier between two wake-ups (which is how the bug showed).
-std::atomic<int> gStall{0};  // 0 idle; 1 stalled while polling; 2 not polling; 3 released
+std::atomic<int> gStall{0};      // 0 idle; 1 stalled while polling; 2 not polling; 3 released
+std::atomic<int> gStallCore{0};  // the core whose carrier is signalled (the other test: core 2)
 void stallWhilePolling(int) {
     arbrt::detail::RuntimeState& rt = *arbrt::detail::gRuntime;
-    const bool polling = rt.spinningCores.load() != 0 && rt.cores[0].sleeping.load() == 0 &&
-                         rt.cores[1].sleeping.load() != 0;
+    const arbrt::detail::Core& mine = rt.cores[gStallCore.load()];
+    // In idle() and not asleep: polling (idleSinceTsc is set for the whole idle period).
+    const bool polling = mine.idleSinceTsc.load() != 0 && mine.sleeping.load() == 0 &&
+                         rt.cores[1].sleeping.load() != 0 &&
+                         (gStallCore.load() != 0 || rt.spinningCores.load() != 0);
     if (!polling) {
         gStall.store(2);
         return;
@@ -101,20 +105,23 @@ void stallWhilePolling(int) {
     while (gStall.load() != 3 && std::chrono::steady_clock::now() < limit) asm volatile("pause");
 }
 
-// Idle carriers poll for 5 ms (not 50 us), so that core 0's is still polling when the signal that
+// Idle carriers poll for 5 ms (not 50 us), so that a carrier is still polling when the signal that
 // stops it arrives.
-class StrandedLongPoll : public ::testing::Test {
+template <int kCores>
+class LongPoll : public ::testing::Test {
   protected:
     void SetUp() override {
         arbrt::RuntimeOptions options;
-        options.numCores = 2;
+        options.numCores = kCores;
         options.idleSpinNs = 5 * kMillisecond;
         const auto err = arbrt::start(options);
         ASSERT_FALSE(err.has_value()) << err->message;
-        ASSERT_TRUE(arbrt_test::startEveryCarrier(2)) << "the carriers never all ran";
+        ASSERT_TRUE(arbrt_test::startEveryCarrier(kCores)) << "the carriers never all ran";
     }
     void TearDown() override { EXPECT_TRUE(arbrt::stop()) << "user threads still alive"; }
 };
+using StrandedLongPoll = LongPoll<2>;
+using StrandedLongPoll3 = LongPoll<3>;
 
 // Two threads made runnable on core 0 while its carrier, idle, still polls and core 1's sleeps.
 // A waker skips the sleepers while any carrier polls (that one will look), so the poller must look
@@ -133,6 +140,7 @@ TEST_F(StrandedLongPoll, Wakeup_TwoWokenOnAPollingCoreWakeTheSleepingOne) {
         struct sigaction* previous;
         ~Restore() { sigaction(SIGUSR2, previous, nullptr); }
     } restore{&previous};
+    gStallCore.store(0);
     int stalledRounds = 0;
     for (int round = 0; round < kRounds; ++round) {
         arbrt::Semaphore gate;
@@ -185,6 +193,110 @@ TEST_F(StrandedLongPoll, Wakeup_TwoWokenOnAPollingCoreWakeTheSleepingOne) {
     }
     ::testing::Test::RecordProperty("stalledRounds", stalledRounds);
     EXPECT_GT(stalledRounds, 0) << "core 0's carrier was never caught polling: nothing was tested";
+}
+
+// The same with a third core reserved for an exclusive thread, polling idle while core 0's runner
+// (which yields) keeps core 0 busy: the reserved core never steals, so wakers must not count on it
+// as a poller. Before, they skipped the sleeping core 1 because core 2 polled, and core 2's second
+// look as it stopped polling found no work it could take: the two woken threads and the runner
+// took turns on core 0 for good.
+TEST_F(StrandedLongPoll3, Wakeup_APollingReservedCoreDoesNotHoldBackTheSleepingOne) {
+    constexpr int kRounds = 40;
+    arbrt::detail::RuntimeState& rt = *arbrt::detail::gRuntime;
+    struct sigaction stall = {};
+    struct sigaction previous = {};
+    stall.sa_handler = stallWhilePolling;
+    sigemptyset(&stall.sa_mask);
+    ASSERT_EQ(sigaction(SIGUSR2, &stall, &previous), 0);
+    struct Restore {
+        struct sigaction* previous;
+        ~Restore() { sigaction(SIGUSR2, previous, nullptr); }
+    } restore{&previous};
+    gStallCore.store(2);
+    // The exclusive thread: core 2 is reserved for it; each post runs it once, then its core idles.
+    arbrt::Semaphore exclusiveGate;
+    std::atomic<bool> exclusiveStop{false};
+    std::atomic<int> exclusiveRuns{0};
+    arbrt::ThreadAttributes exclusiveAttributes;
+    exclusiveAttributes.threadClass = arbrt::ThreadClass::exclusive;
+    exclusiveAttributes.core = 2;
+    const arbrt::ThreadId exclusive = arbrt::createThreadWith(exclusiveAttributes, [&] {
+        for (;;) {
+            exclusiveGate.wait();
+            if (exclusiveStop.load()) return;
+            exclusiveRuns.fetch_add(1);
+        }
+    });
+    ASSERT_EQ(arbrt::reservedCoreOf(exclusive), 2);
+    int stalledRounds = 0;
+    for (int round = 0; round < kRounds; ++round) {
+        arbrt::Semaphore gate;
+        std::atomic<int> parked{0};
+        std::atomic<bool> onCoreOne{false}, runnerRunning{false};
+        arbrt::ThreadAttributes home;
+        home.core = 0;  // placed on core 0, allowed on the shared cores
+        home.allowed = arbrt_test::coreSet({0, 1});
+        // Yields until one of the woken threads runs on core 1.
+        auto yieldUntilOnCoreOne = [&] {
+            const auto limit = std::chrono::steady_clock::now() + kHangLimit;
+            while (!onCoreOne.load() && std::chrono::steady_clock::now() < limit) {
+                if (arbrt::currentCore() == 1) onCoreOne.store(true);
+                arbrt::yield();
+            }
+        };
+        std::vector<arbrt::ThreadId> threads;
+        {
+            CoreOccupier occupier({1});  // core 1 cannot steal until it is released
+            ASSERT_TRUE(occupier.ready());
+            for (int i = 0; i < 2; ++i) {
+                threads.push_back(arbrt::createThreadWith(home, [&] {
+                    parked.fetch_add(1);
+                    gate.wait();
+                    yieldUntilOnCoreOne();
+                }));
+            }
+            // Runs on core 0 after both have parked there (FIFO), yielding: core 0 stays busy and
+            // never looks stuck.
+            threads.push_back(arbrt::createThreadWith(arbrt_test::pinnedTo(0), [&] {
+                runnerRunning.store(true);
+                yieldUntilOnCoreOne();
+            }));
+            ASSERT_TRUE(eventually([&] { return runnerRunning.load(); }));
+            ASSERT_EQ(parked.load(), 2);
+        }  // core 1 goes idle here, with nothing to do: it sleeps
+        ASSERT_TRUE(eventually([&] { return rt.cores[1].sleeping.load() != 0; }));
+        // Core 2 runs its owner and goes idle, a few times in quick succession: its idle gaps
+        // are then short, so it polls after the last one (idle_spin.h).
+        const auto idleLimit = std::chrono::steady_clock::now() + kHangLimit;
+        for (int i = 0; i < 12; ++i) {
+            const int runs = exclusiveRuns.load();
+            exclusiveGate.post();
+            while (exclusiveRuns.load() == runs || rt.cores[2].idleSinceTsc.load() == 0) {
+                ASSERT_LT(std::chrono::steady_clock::now(), idleLimit) << "core 2 never went idle";
+                asm volatile("pause");  // a yield here could outlast the poll
+            }
+        }
+        // Each post also woke core 1 to balance: it goes back to sleep (its gaps are long).
+        while (rt.cores[1].sleeping.load() == 0) {
+            ASSERT_LT(std::chrono::steady_clock::now(), idleLimit) << "core 1 never slept again";
+            asm volatile("pause");
+        }
+        gStall.store(0);
+        ASSERT_EQ(pthread_kill(rt.carriers[2].thread, SIGUSR2), 0);
+        ASSERT_TRUE(eventually([&] { return gStall.load() != 0; }));
+        stalledRounds += gStall.load() == 1;
+        gate.post();
+        gate.post();
+        gStall.store(3);
+        for (arbrt::ThreadId t : threads) EXPECT_EQ(arbrt::join(t), 0);
+        ASSERT_TRUE(onCoreOne.load())
+            << "round " << round << ": the woken threads stayed on core 0 while core 1 slept";
+    }
+    exclusiveStop.store(true);
+    exclusiveGate.post();
+    EXPECT_EQ(arbrt::join(exclusive), 0);
+    ::testing::Test::RecordProperty("stalledRounds", stalledRounds);
+    EXPECT_GT(stalledRounds, 0) << "core 2's carrier was never caught polling: nothing was tested";
 }
 
 }  // namespace

@@ -127,6 +127,22 @@ ThreadContext* sleepUntilWork(Core* core, bool* slept) {
 
 constexpr int kPausesBetweenSteals = 64;  // ~25 ns each here
 
+// Whether threads wait on an active, unreserved core other than `self`, whoever may take them (a
+// hint read without locks, as othersHaveRunnable() is; that one answers for `self` as a thief,
+// and a core reserved while it polled takes nothing).
+bool threadsWaitElsewhere(const Core* self) {
+    RuntimeState& rt = *gRuntime;
+    for (int i = 0; i < rt.numCores; ++i) {
+        const Core* c = &rt.cores[i];
+        if (c == self || !c->active.load(std::memory_order_relaxed) ||
+            c->reservedFor.load(std::memory_order_relaxed)) {
+            continue;
+        }
+        if (hasRunnable(c)) return true;
+    }
+    return false;
+}
+
 // Go's resetspinning(): a waker skips the sleeping carriers while any carrier spins, since that one
 // will look. So the last spinner to leave with work looks once more, or threads made runnable
 // while it spun (beyond the one it takes) wait on a busy core with every other carrier asleep:
@@ -138,7 +154,7 @@ void wakeOneIfWorkIsLeft(Core* core, bool took) {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     const uint32_t own = core->queued.load(std::memory_order_relaxed) +
                          (core->runNext.load(std::memory_order_relaxed) != nullptr);
-    if (own > (took ? 0u : 1u) || othersHaveRunnable(core)) wakeIdleCoreForBalance(core);
+    if (own > (took ? 0u : 1u) || threadsWaitElsewhere(core)) wakeIdleCoreForBalance(core);
 }
 
 // Polls (new work, due timers, threads to steal) for the budget the core's idle gaps warrant (up to
@@ -154,7 +170,11 @@ void idle(Carrier* c) {
     const uint64_t budget = core->idleSpin.budget(rt.idleSpinTicks);
     const uint64_t peekAfter = rt.idleSpinTicks / IdleSpinLearner::kProbeDivisor;
     core->idleSinceTsc.store(start, std::memory_order_relaxed);
-    rt.spinningCores.fetch_add(1, std::memory_order_relaxed);
+    // Only a core that may steal counts as polling: wakers skip the sleepers while one polls. A
+    // core reserved for an exclusive thread runs its owner only, so counting it stranded threads
+    // on a busy core while another core slept.
+    const bool thief = core->reservedFor.load(std::memory_order_relaxed) == nullptr;
+    if (thief) rt.spinningCores.fetch_add(1, std::memory_order_relaxed);
     ThreadContext* stolen = nullptr;
     bool work = false;
     bool readiness = false;  // the work was a readiness event (netpoll)
@@ -178,7 +198,7 @@ void idle(Carrier* c) {
         // on the busy core: ~450 -> ~360 ns).
         for (int i = 0; i < kPausesBetweenSteals && !hasWork(core); ++i) cpuRelax();
     } while (refilled || rdtsc() - start < budget);
-    const bool lastSpinner = rt.spinningCores.fetch_sub(1, std::memory_order_relaxed) == 1;
+    const bool lastSpinner = thief && rt.spinningCores.fetch_sub(1, std::memory_order_relaxed) == 1;
     bool slept = false;
     if (!stolen && !work) {
         stolen = sleepUntilWork(core, &slept);
