@@ -7,6 +7,9 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <functional>
+#include <vector>
+
 #include "sched/runtime_state.h"
 #include "test_util.h"
 
@@ -84,9 +87,10 @@ TEST_F(Stranded, Wakeup_ThreadWokenByComputingWakerIsStolen) {
     EXPECT_EQ(ranOn.load(), 1) << "the idle core must take the woken thread";
 }
 
-// The carrier of core 0 stops in this handler while it polls idle (counted in spinningCores) and
-// core 1's sleeps, until the test has made its threads runnable: a deterministic stand-in for the
-// host descheduling a polling carrier between two wake-ups (which is how the bug showed).
+// The aimed carrier (gStallCore's: core 0, or a reserved core 2) stops in this handler while it
+// polls idle and core 1's sleeps, until the test has made its threads runnable: a deterministic
+// stand-in for the host descheduling a polling carrier between two wake-ups (which is how the bug
+// showed). Core 0's must also be counted in spinningCores, which a reserved core no longer is.
 std::atomic<int> gStall{0};      // 0 idle; 1 stalled while polling; 2 not polling; 3 released
 std::atomic<int> gStallCore{0};  // the core whose carrier is signalled (the other test: core 2)
 void stallWhilePolling(int) {
@@ -104,6 +108,89 @@ void stallWhilePolling(int) {
     const auto limit = std::chrono::steady_clock::now() + kHangLimit;
     while (gStall.load() != 3 && std::chrono::steady_clock::now() < limit) asm volatile("pause");
 }
+
+// Installs stallWhilePolling for SIGUSR2, aimed at `core`'s carrier, for one test.
+class StallSignal {
+  public:
+    explicit StallSignal(int core) {
+        gStallCore.store(core);
+        struct sigaction stall = {};
+        stall.sa_handler = stallWhilePolling;
+        sigemptyset(&stall.sa_mask);
+        installed_ = sigaction(SIGUSR2, &stall, &previous_) == 0;
+    }
+    ~StallSignal() {
+        if (installed_) sigaction(SIGUSR2, &previous_, nullptr);
+    }
+    StallSignal(const StallSignal&) = delete;
+    StallSignal& operator=(const StallSignal&) = delete;
+    bool installed() const { return installed_; }
+
+  private:
+    struct sigaction previous_ = {};
+    bool installed_ = false;
+};
+
+// Stops the aimed carrier in stallWhilePolling, posts `gate` twice meanwhile and lets it go.
+// True when it was stopped while polling (the round tested something).
+bool wakeTwoWhileStalled(arbrt::Semaphore* gate) {
+    arbrt::detail::RuntimeState& rt = *arbrt::detail::gRuntime;
+    gStall.store(0);
+    EXPECT_EQ(pthread_kill(rt.carriers[gStallCore.load()].thread, SIGUSR2), 0);
+    EXPECT_TRUE(eventually([] { return gStall.load() != 0; }));
+    const bool stalled = gStall.load() == 1;
+    gate->post();
+    gate->post();
+    gStall.store(3);
+    return stalled;
+}
+
+// Yields (so the monitor never sees core 0 stuck) until one of a round's threads runs on core 1.
+void yieldUntilOnCoreOne(std::atomic<bool>* onCoreOne) {
+    const auto limit = std::chrono::steady_clock::now() + kHangLimit;
+    while (!onCoreOne->load() && std::chrono::steady_clock::now() < limit) {
+        if (arbrt::currentCore() == 1) onCoreOne->store(true);
+        arbrt::yield();
+    }
+}
+
+// One round's threads: two that park on `gate` with home core 0 and, once woken, yield until one
+// of them runs on core 1; then `runner`, pinned to core 0, which runs once both have parked there
+// (FIFO). They are made while core 1 is kept busy, so nothing is stolen before the round starts;
+// core 1 goes idle once start() returns (true when all went as planned).
+struct WokenPairRound {
+    arbrt::Semaphore gate;
+    std::atomic<bool> onCoreOne{false};
+    std::atomic<int> parked{0};
+    std::atomic<bool> runnerRunning{false};
+    std::function<void()> runner;
+    std::vector<arbrt::ThreadId> threads;
+
+    bool start(const arbrt::CoreSet& allowed, std::function<void()> runnerBody) {
+        runner = std::move(runnerBody);
+        arbrt::ThreadAttributes home;
+        home.core = 0;
+        home.allowed = allowed;
+        CoreOccupier occupier({1});
+        if (!occupier.ready()) return false;
+        for (int i = 0; i < 2; ++i) {
+            threads.push_back(arbrt::createThreadWith(home, [this] {
+                parked.fetch_add(1);
+                gate.wait();
+                yieldUntilOnCoreOne(&onCoreOne);
+            }));
+        }
+        threads.push_back(arbrt::createThreadWith(arbrt_test::pinnedTo(0), [this] {
+            runnerRunning.store(true);
+            runner();
+        }));
+        return eventually([&] { return runnerRunning.load(); }) && parked.load() == 2;
+    }
+
+    void joinAll() {
+        for (arbrt::ThreadId t : threads) EXPECT_EQ(arbrt::join(t), 0);
+    }
+};
 
 // Idle carriers poll for 5 ms (not 50 us), so that a carrier is still polling when the signal that
 // stops it arrives.
@@ -131,48 +218,15 @@ using StrandedLongPoll3 = LongPoll<3>;
 TEST_F(StrandedLongPoll, Wakeup_TwoWokenOnAPollingCoreWakeTheSleepingOne) {
     constexpr int kRounds = 50;
     arbrt::detail::RuntimeState& rt = *arbrt::detail::gRuntime;
-    struct sigaction stall = {};
-    struct sigaction previous = {};
-    stall.sa_handler = stallWhilePolling;
-    sigemptyset(&stall.sa_mask);
-    ASSERT_EQ(sigaction(SIGUSR2, &stall, &previous), 0);
-    struct Restore {
-        struct sigaction* previous;
-        ~Restore() { sigaction(SIGUSR2, previous, nullptr); }
-    } restore{&previous};
-    gStallCore.store(0);
+    const StallSignal stall(0);
+    ASSERT_TRUE(stall.installed());
     int stalledRounds = 0;
     for (int round = 0; round < kRounds; ++round) {
-        arbrt::Semaphore gate;
-        std::atomic<int> parked{0};
-        std::atomic<bool> driverGo{false}, driverRunning{false}, onCoreOne{false};
-        arbrt::ThreadAttributes home;
-        home.core = 0;  // placed on core 0, but allowed everywhere
-        std::vector<arbrt::ThreadId> threads;
-        {
-            CoreOccupier occupier({1});  // core 1 cannot steal until it is released
-            ASSERT_TRUE(occupier.ready());
-            for (int i = 0; i < 2; ++i) {
-                threads.push_back(arbrt::createThreadWith(home, [&] {
-                    parked.fetch_add(1);
-                    gate.wait();
-                    // Yields (so the monitor never sees core 0 stuck) until one of the two runs
-                    // on core 1.
-                    const auto limit = std::chrono::steady_clock::now() + kHangLimit;
-                    while (!onCoreOne.load() && std::chrono::steady_clock::now() < limit) {
-                        if (arbrt::currentCore() == 1) onCoreOne.store(true);
-                        arbrt::yield();
-                    }
-                }));
-            }
-            // Runs on core 0 after both have parked there (FIFO), and keeps it busy until told.
-            threads.push_back(arbrt::createThreadWith(arbrt_test::pinnedTo(0), [&] {
-                driverRunning.store(true);
-                computeUntil(driverGo);
-            }));
-            ASSERT_TRUE(eventually([&] { return driverRunning.load(); }));
-            ASSERT_EQ(parked.load(), 2);
-        }  // core 1 goes idle here, with nothing to do: it sleeps
+        WokenPairRound r;
+        std::atomic<bool> driverGo{false};
+        // Core 0's runner computes until told: core 0 then goes idle. The two may run anywhere.
+        ASSERT_TRUE(r.start({}, [&] { computeUntil(driverGo); }));
+        // Core 1 is idle now, with nothing to do: it sleeps.
         ASSERT_TRUE(eventually([&] { return rt.cores[1].sleeping.load() != 0; }));
         driverGo.store(true);  // core 0 goes idle: it polls while its recent gaps were short
         const auto idleLimit = std::chrono::steady_clock::now() + kHangLimit;
@@ -180,15 +234,9 @@ TEST_F(StrandedLongPoll, Wakeup_TwoWokenOnAPollingCoreWakeTheSleepingOne) {
             ASSERT_LT(std::chrono::steady_clock::now(), idleLimit) << "core 0 never went idle";
             asm volatile("pause");  // a yield here could outlast the poll
         }
-        gStall.store(0);
-        ASSERT_EQ(pthread_kill(rt.carriers[0].thread, SIGUSR2), 0);
-        ASSERT_TRUE(eventually([&] { return gStall.load() != 0; }));
-        stalledRounds += gStall.load() == 1;
-        gate.post();
-        gate.post();
-        gStall.store(3);
-        for (arbrt::ThreadId t : threads) EXPECT_EQ(arbrt::join(t), 0);
-        ASSERT_TRUE(onCoreOne.load())
+        stalledRounds += wakeTwoWhileStalled(&r.gate);
+        r.joinAll();
+        ASSERT_TRUE(r.onCoreOne.load())
             << "round " << round << ": both threads stayed on core 0 while core 1 slept";
     }
     ::testing::Test::RecordProperty("stalledRounds", stalledRounds);
@@ -203,16 +251,8 @@ TEST_F(StrandedLongPoll, Wakeup_TwoWokenOnAPollingCoreWakeTheSleepingOne) {
 TEST_F(StrandedLongPoll3, Wakeup_APollingReservedCoreDoesNotHoldBackTheSleepingOne) {
     constexpr int kRounds = 40;
     arbrt::detail::RuntimeState& rt = *arbrt::detail::gRuntime;
-    struct sigaction stall = {};
-    struct sigaction previous = {};
-    stall.sa_handler = stallWhilePolling;
-    sigemptyset(&stall.sa_mask);
-    ASSERT_EQ(sigaction(SIGUSR2, &stall, &previous), 0);
-    struct Restore {
-        struct sigaction* previous;
-        ~Restore() { sigaction(SIGUSR2, previous, nullptr); }
-    } restore{&previous};
-    gStallCore.store(2);
+    const StallSignal stall(2);
+    ASSERT_TRUE(stall.installed());
     // The exclusive thread: core 2 is reserved for it; each post runs it once, then its core idles.
     arbrt::Semaphore exclusiveGate;
     std::atomic<bool> exclusiveStop{false};
@@ -230,40 +270,12 @@ TEST_F(StrandedLongPoll3, Wakeup_APollingReservedCoreDoesNotHoldBackTheSleepingO
     ASSERT_EQ(arbrt::reservedCoreOf(exclusive), 2);
     int stalledRounds = 0;
     for (int round = 0; round < kRounds; ++round) {
-        arbrt::Semaphore gate;
-        std::atomic<int> parked{0};
-        std::atomic<bool> onCoreOne{false}, runnerRunning{false};
-        arbrt::ThreadAttributes home;
-        home.core = 0;  // placed on core 0, allowed on the shared cores
-        home.allowed = arbrt_test::coreSet({0, 1});
-        // Yields until one of the woken threads runs on core 1.
-        auto yieldUntilOnCoreOne = [&] {
-            const auto limit = std::chrono::steady_clock::now() + kHangLimit;
-            while (!onCoreOne.load() && std::chrono::steady_clock::now() < limit) {
-                if (arbrt::currentCore() == 1) onCoreOne.store(true);
-                arbrt::yield();
-            }
-        };
-        std::vector<arbrt::ThreadId> threads;
-        {
-            CoreOccupier occupier({1});  // core 1 cannot steal until it is released
-            ASSERT_TRUE(occupier.ready());
-            for (int i = 0; i < 2; ++i) {
-                threads.push_back(arbrt::createThreadWith(home, [&] {
-                    parked.fetch_add(1);
-                    gate.wait();
-                    yieldUntilOnCoreOne();
-                }));
-            }
-            // Runs on core 0 after both have parked there (FIFO), yielding: core 0 stays busy and
-            // never looks stuck.
-            threads.push_back(arbrt::createThreadWith(arbrt_test::pinnedTo(0), [&] {
-                runnerRunning.store(true);
-                yieldUntilOnCoreOne();
-            }));
-            ASSERT_TRUE(eventually([&] { return runnerRunning.load(); }));
-            ASSERT_EQ(parked.load(), 2);
-        }  // core 1 goes idle here, with nothing to do: it sleeps
+        WokenPairRound r;
+        // Core 0's runner yields along with the two: core 0 stays busy and never looks stuck. The
+        // two may run on the shared cores.
+        ASSERT_TRUE(
+            r.start(arbrt_test::coreSet({0, 1}), [&] { yieldUntilOnCoreOne(&r.onCoreOne); }));
+        // Core 1 is idle now, with nothing to do: it sleeps.
         ASSERT_TRUE(eventually([&] { return rt.cores[1].sleeping.load() != 0; }));
         // Core 2 runs its owner and goes idle, a few times in quick succession: its idle gaps
         // are then short, so it polls after the last one (idle_spin.h).
@@ -281,15 +293,9 @@ TEST_F(StrandedLongPoll3, Wakeup_APollingReservedCoreDoesNotHoldBackTheSleepingO
             ASSERT_LT(std::chrono::steady_clock::now(), idleLimit) << "core 1 never slept again";
             asm volatile("pause");
         }
-        gStall.store(0);
-        ASSERT_EQ(pthread_kill(rt.carriers[2].thread, SIGUSR2), 0);
-        ASSERT_TRUE(eventually([&] { return gStall.load() != 0; }));
-        stalledRounds += gStall.load() == 1;
-        gate.post();
-        gate.post();
-        gStall.store(3);
-        for (arbrt::ThreadId t : threads) EXPECT_EQ(arbrt::join(t), 0);
-        ASSERT_TRUE(onCoreOne.load())
+        stalledRounds += wakeTwoWhileStalled(&r.gate);
+        r.joinAll();
+        ASSERT_TRUE(r.onCoreOne.load())
             << "round " << round << ": the woken threads stayed on core 0 while core 1 slept";
     }
     exclusiveStop.store(true);
