@@ -256,6 +256,13 @@ bool monitorSleep(uint64_t ns) {
     return asked;
 }
 
+// Asks the monitor to look now: wakes it if it sleeps, or keeps its next sleep from starting
+// (monitorSleep() reads the word first). Only the first asker since the last look makes the futex
+// call.
+void askMonitorToLook(RuntimeState& rt) {
+    if (rt.monitorWord.exchange(1, std::memory_order_acq_rel) == 0) futexWake(&rt.monitorWord, 1);
+}
+
 // Whether no core needs the monitor's looks, and none did anything since the last call: each
 // active one either has its carrier asleep idle or its runner in a blocking call with nothing
 // queued behind it (a core whose carrier is not made yet: nothing queued), and has neither
@@ -421,24 +428,22 @@ void* monitorMain(void*) {
 
 void wakeMonitorIfDeepAsleep() {
     RuntimeState& rt = *gRuntime;
-    if (!rt.monitorDeepSleep.load(std::memory_order_seq_cst)) return;
-    if (rt.monitorWord.exchange(1, std::memory_order_acq_rel) == 0) futexWake(&rt.monitorWord, 1);
+    if (rt.monitorDeepSleep.load(std::memory_order_seq_cst)) askMonitorToLook(rt);
 }
 
 void nudgeMonitorFor(Core* core) {
     RuntimeState& rt = *gRuntime;
     if (core->blockingSince.load(std::memory_order_relaxed) <= kLending) return;
     std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with monitorSleep()
-    if (!rt.monitorNapping.load(std::memory_order_relaxed)) return;
-    if (rt.monitorWord.exchange(1, std::memory_order_relaxed) == 0) futexWake(&rt.monitorWord, 1);
+    if (rt.monitorNapping.load(std::memory_order_relaxed)) askMonitorToLook(rt);
 }
 
-// The release store of the flag pairs with deferredCarriersDue()'s acquire; the exchange on the
-// monitor's futex word wakes it (or keeps it from sleeping) exactly as nudgeMonitorFor() does.
+// The release store of the flag pairs with deferredCarriersDue()'s acquire; the first caller asks
+// the monitor to look.
 void wantDeferredCarriers() {
     RuntimeState& rt = *gRuntime;
     if (rt.deferredCarriersWanted.exchange(true, std::memory_order_acq_rel)) return;
-    if (rt.monitorWord.exchange(1, std::memory_order_acq_rel) == 0) futexWake(&rt.monitorWord, 1);
+    askMonitorToLook(rt);
 }
 
 bool startMonitor() {

@@ -127,22 +127,6 @@ ThreadContext* sleepUntilWork(Core* core, bool* slept) {
 
 constexpr int kPausesBetweenSteals = 64;  // ~25 ns each here
 
-// Whether threads wait on an active, unreserved core other than `self`, whoever may take them (a
-// hint read without locks, as othersHaveRunnable() is; that one answers for `self` as a thief,
-// and a core reserved while it polled takes nothing).
-bool threadsWaitElsewhere(const Core* self) {
-    RuntimeState& rt = *gRuntime;
-    for (int i = 0; i < rt.numCores; ++i) {
-        const Core* c = &rt.cores[i];
-        if (c == self || !c->active.load(std::memory_order_relaxed) ||
-            c->reservedFor.load(std::memory_order_relaxed)) {
-            continue;
-        }
-        if (hasRunnable(c)) return true;
-    }
-    return false;
-}
-
 // Go's resetspinning(): a waker skips the sleeping carriers while any carrier spins, since that one
 // will look. So the last spinner to leave with work looks once more, or threads made runnable
 // while it spun (beyond the one it takes) wait on a busy core with every other carrier asleep:
@@ -154,7 +138,8 @@ void wakeOneIfWorkIsLeft(Core* core, bool took) {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     const uint32_t own = core->queued.load(std::memory_order_relaxed) +
                          (core->runNext.load(std::memory_order_relaxed) != nullptr);
-    if (own > (took ? 0u : 1u) || threadsWaitElsewhere(core)) wakeIdleCoreForBalance(core);
+    // Threads elsewhere count whoever may take them: `core` may have been reserved meanwhile.
+    if (own > (took ? 0u : 1u) || threadsWaitBesides(core, nullptr)) wakeIdleCoreForBalance(core);
 }
 
 // Polls (new work, due timers, threads to steal) for the budget the core's idle gaps warrant (up to

@@ -508,24 +508,30 @@ void wakeIdleCoreForBalance(Core* busy) {
     if (netpoller) wakeIfSleeping(netpoller);
 }
 
-// Reads only hints (queued, runNext): a carrier about to sleep uses it to avoid stranding work
-// that was published while it stopped spinning. A runNext thread counts only if `thief` may run it;
-// a queue counts whenever it is non-empty (checking each thread's allowed set needs the lock). A
-// reserved core never steals, so nothing elsewhere is its work.
-bool othersHaveRunnable(const Core* thief) {
+// Reads only hints (queued, runNext), of the active, unreserved cores other than `self` (a
+// reserved core's runnable thread is its owner: not for thieves). A runNext thread counts only if
+// `thief` may run it (any, with no thief); a queue counts whenever it is non-empty (checking each
+// thread's allowed set needs the lock).
+bool threadsWaitBesides(const Core* self, const Core* thief) {
     RuntimeState& rt = *gRuntime;
-    if (thief->reservedFor.load(std::memory_order_relaxed)) return false;
     for (int i = 0; i < rt.numCores; ++i) {
         const Core* c = &rt.cores[i];
-        if (c == thief || !c->active.load(std::memory_order_relaxed) ||
+        if (c == self || !c->active.load(std::memory_order_relaxed) ||
             c->reservedFor.load(std::memory_order_relaxed)) {
-            continue;  // a reserved core's runnable thread is its owner: not for thieves
+            continue;
         }
         if (c->queued.load(std::memory_order_relaxed) != 0) return true;
         const ThreadContext* t = c->runNext.load(std::memory_order_relaxed);
-        if (t && t->allowed.test(size_t(thief->id))) return true;
+        if (t && (!thief || t->allowed.test(size_t(thief->id)))) return true;
     }
     return false;
+}
+
+// A carrier about to sleep uses it to avoid stranding work that was published while it stopped
+// spinning. A reserved core never steals, so nothing elsewhere is its work.
+bool othersHaveRunnable(const Core* thief) {
+    if (thief->reservedFor.load(std::memory_order_relaxed)) return false;
+    return threadsWaitBesides(thief, thief);
 }
 
 // The seq_cst fence pairs with the one in the idle path

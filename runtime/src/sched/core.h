@@ -274,6 +274,10 @@ void wakeIfSleeping(Core* core);
 void wakeIdleCoreForBalance(Core* busy);
 // True when another active core has a runnable thread that `thief` might take; a hint.
 bool othersHaveRunnable(const Core* thief);
+// True when an active, unreserved core other than `self` has a runnable thread that `thief` might
+// take (any thread when `thief` is null: whoever may take it); a hint, with no look at `self`'s
+// own reservation.
+bool threadsWaitBesides(const Core* self, const Core* thief);
 // Arbiter mode: makes `core` active (threads that waited for any core move there).
 void activateCore(Core* core);
 // Arbiter mode: makes `core` inactive (it accepts no more threads); idempotent.
