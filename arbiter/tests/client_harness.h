@@ -3,6 +3,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -59,6 +60,41 @@ class CarrierThread {
     std::atomic<pid_t> tid_{0};
     std::atomic<uint64_t> passes_{0};
     std::atomic<int> grants_{0};
+    std::thread thread_;
+};
+
+// A release watcher as the runtime has one: waits for the arbiter's release requests with no
+// time-out, counting the waits that saw one, until stop() changes its interrupt word and wakes it.
+class ReleaseWaiter {
+  public:
+    explicit ReleaseWaiter(arbclient::CoreArbiterClient& client)
+        : client_(client), thread_([this] { run(); }) {}
+    ~ReleaseWaiter() { stop(); }
+    void stop() {
+        if (!thread_.joinable()) return;
+        stop_.store(true);
+        interrupt_.fetch_add(1);
+        syscall(SYS_futex, &interrupt_, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+        thread_.join();
+    }
+    int asked() const { return asked_.load(); }
+
+  private:
+    void run() {
+        uint32_t seen = 0;
+        for (;;) {
+            const uint32_t interrupt = interrupt_.load();
+            if (stop_.load()) break;
+            if (client_.waitForReleaseRequests(&seen, interrupt_, interrupt,
+                                               arbclient::CoreProvider::kNoTimeout)) {
+                asked_.fetch_add(1);
+            }
+        }
+    }
+    arbclient::CoreArbiterClient& client_;
+    std::atomic<bool> stop_{false};
+    std::atomic<uint32_t> interrupt_{0};
+    std::atomic<int> asked_{0};
     std::thread thread_;
 };
 

@@ -128,6 +128,26 @@ TEST_F(IntegrationTest, Reclaim_LowerPriorityReleasesCooperatively) {
     EXPECT_TRUE(waitUntil([&] { return held() == 4; }));
 }
 
+// The runtime's release watcher sleeps with no time-out: a release request wakes it, and so does
+// its interrupt word (ReleaseWaiter::stop, which would hang otherwise).
+TEST_F(IntegrationTest, ReleaseWait_ARequestWakesAWaiterWithoutTimeout) {
+    auto arbiter = startArbiter("0-1");  // one managed core
+    auto low = connect();
+    ASSERT_TRUE(low);
+    CarrierThread carrier(*low);
+    std::string error;
+    ASSERT_TRUE(low->setRequestedCores(at(7, 1), 0, 1, &error)) << error;
+    ASSERT_TRUE(waitUntil([&] { return carrier.core() >= 0; }));
+    arbtest::ReleaseWaiter waiter(*low);
+    auto high = connect();
+    CarrierThread fast(*high);
+    ASSERT_TRUE(high->setRequestedCores(at(0, 1), 0, 1, &error)) << error;
+    EXPECT_TRUE(waitUntil([&] { return waiter.asked() > 0; }))
+        << "the waiter slept through the arbiter's release request";
+    EXPECT_TRUE(waitUntil([&] { return fast.core() >= 0; }));
+    waiter.stop();
+}
+
 TEST_F(IntegrationTest, Fault_ClientIgnoringReleaseIsForcedAfterTimeout) {
     auto arbiter = startArbiter("0-1");  // one managed core
     arbtest::ReportPipe report;
@@ -226,6 +246,30 @@ TEST_F(IntegrationTest, Fault_ArbiterKilledAndRestartedReadoptsRunningCarriers) 
     CarrierThread h(*high);
     ASSERT_TRUE(high->setRequestedCores(at(0, 3), 0, 3, &error)) << error;
     EXPECT_TRUE(waitUntil([&] { return h.core() >= 0; }));
+}
+
+// A restarted arbiter maps a new release page over the old one; a waiter asleep on the old page
+// (with no time-out) must be moved to the new one, or it never hears of a release again.
+TEST_F(IntegrationTest, Fault_ReleaseWaiterFollowsThePageAcrossARestart) {
+    auto arbiter = startArbiter("0-2");  // two managed cores
+    auto client = connect();
+    CarrierThread a(*client), b(*client);
+    std::string error;
+    ASSERT_TRUE(client->setRequestedCores(at(2, 2), 0, 2, &error)) << error;
+    ASSERT_TRUE(waitUntil([&] { return a.core() >= 0 && b.core() >= 0; }));
+    arbtest::ReleaseWaiter waiter(*client);
+    arbiter->kill9();
+    ASSERT_TRUE(waitUntil([&] { return !client->connected(); }));
+    arbiter = startArbiter("0-2");
+    ASSERT_TRUE(waitUntil([&] { return client->reconnections() == 1; }));
+    const int before = waiter.asked();
+    auto high = connect();
+    CarrierThread h(*high);
+    ASSERT_TRUE(high->setRequestedCores(at(0, 1), 0, 1, &error)) << error;
+    EXPECT_TRUE(waitUntil([&] { return waiter.asked() > before; }))
+        << "the waiter stayed asleep on the dead arbiter's page";
+    EXPECT_TRUE(waitUntil([&] { return h.core() >= 0; }));
+    waiter.stop();
 }
 
 TEST_F(IntegrationTest, Leak_200ClientsComeAndGoLeavingNothingBehind) {

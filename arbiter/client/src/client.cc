@@ -12,6 +12,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <thread>
@@ -171,11 +172,14 @@ bool CoreArbiterClient::openSession(bool reconnect, std::string* error) {
     void* mapped =
         mmap(page_, arbproto::kSharedPageSize, PROT_READ, MAP_SHARED | MAP_FIXED, memfd, 0);
     close(memfd);
+    // A release waiter may sleep on the page just replaced (none before the first session).
+    if (reconnect) pageSwapped();
     if (mapped == MAP_FAILED || page_->magic != arbproto::kPageMagic ||
         page_->version != arbproto::kPageVersion) {
         if (error) *error = "core arbiter sent an unusable release page";
         mmap(page_, arbproto::kSharedPageSize, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
              -1, 0);
+        if (reconnect) pageSwapped();
         close(fd);
         return false;
     }
@@ -309,28 +313,78 @@ int CoreArbiterClient::blockUntilCoreAvailable() {
     return result;
 }
 
-// Forgets the core locally first, then acknowledges with the grant's generation (a stale one is
-// ignored by the arbiter). While the arbiter is away there is nobody to tell.
 namespace {
-// A shared (not private) futex wait, issued directly: inside the preload library, libc's syscall()
-// is interposed and emulates futexes in the process's own table, where the arbiter's wake-up (a
-// kernel FUTEX_WAKE from another process) would never arrive.
-void kernelFutexWait(const std::atomic<uint32_t>* word, uint32_t expected, const timespec* ts) {
+
+constexpr uint64_t kFallbackWaitNs = 5'000'000;  // bounds a page swap's delay without futex_waitv
+
+// System calls issued directly: inside the preload library, libc's syscall() is interposed and
+// emulates futexes in the process's own table, where the arbiter's wake-up (a kernel FUTEX_WAKE
+// from another process) would never arrive. Only from kernel threads that do not trap raw system
+// calls: the runtime's release watcher and this client's monitor thread.
+long directSyscall(long nr, long a, long b, long c, long d, long e) {
     long ret;
-    register long r10 asm("r10") = reinterpret_cast<long>(ts);
+    register long r10 asm("r10") = d;
+    register long r8 asm("r8") = e;
     asm volatile("syscall"
                  : "=a"(ret)
-                 : "a"(SYS_futex), "D"(word), "S"(FUTEX_WAIT), "d"(expected), "r"(r10)
+                 : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8)
                  : "rcx", "r11", "memory");
-    (void)ret;  // woken, timed out, or the word changed: the caller re-reads it either way
+    return ret;
 }
+
+// A shared (not private) futex wait on the page, with a relative time-out: the fallback.
+void futexWaitShared(const std::atomic<uint32_t>* word, uint32_t expected, uint64_t timeoutNs) {
+    const timespec ts{time_t(timeoutNs / 1'000'000'000), long(timeoutNs % 1'000'000'000)};
+    directSyscall(SYS_futex, reinterpret_cast<long>(word), FUTEX_WAIT, expected,
+                  reinterpret_cast<long>(&ts), 0);
+}
+
+// futex_waitv (Linux 5.16+) on up to three words, each with its own sharing; until an absolute
+// CLOCK_MONOTONIC deadline, or none. Returns -errno or the index woken; -ENOSYS on older kernels.
+long futexWaitv(futex_waitv* waiters, unsigned count, uint64_t timeoutNs) {
+    timespec deadline;
+    timespec* at = nullptr;
+    if (timeoutNs != CoreProvider::kNoTimeout) {
+        clock_gettime(CLOCK_MONOTONIC, &deadline);
+        const uint64_t ns = uint64_t(deadline.tv_nsec) + timeoutNs % 1'000'000'000;
+        deadline.tv_sec += time_t(timeoutNs / 1'000'000'000 + ns / 1'000'000'000);
+        deadline.tv_nsec = long(ns % 1'000'000'000);
+        at = &deadline;
+    }
+    return directSyscall(SYS_futex_waitv, reinterpret_cast<long>(waiters), count, 0,
+                         reinterpret_cast<long>(at), CLOCK_MONOTONIC);
+}
+
+futex_waitv waiterOn(const std::atomic<uint32_t>& word, uint32_t expected, bool shared) {
+    futex_waitv w{};
+    w.val = expected;
+    w.uaddr = reinterpret_cast<uintptr_t>(&word);
+    w.flags = FUTEX_32 | (shared ? 0 : FUTEX_PRIVATE_FLAG);
+    return w;
+}
+
+std::atomic<bool> gNoFutexWaitv{false};  // set once futex_waitv said ENOSYS
+
 }  // namespace
 
-bool CoreArbiterClient::waitForReleaseRequests(uint32_t* seen, uint64_t timeoutNs) {
+// pageSwaps_ is read before releaseSeq: a swap after that read changes pageSwaps_ before its wake,
+// so futex_waitv either finds it changed or is woken; a swap before it means releaseSeq was read
+// from the new page already.
+bool CoreArbiterClient::waitForReleaseRequests(uint32_t* seen, const std::atomic<uint32_t>& interrupt,
+                                               uint32_t interruptSeen, uint64_t timeoutNs) {
+    const uint32_t swaps = pageSwaps_.load(std::memory_order_acquire);
     const uint32_t before = page_->releaseSeq.load(std::memory_order_acquire);
-    if (before == *seen) {
-        timespec ts{time_t(timeoutNs / 1'000'000'000), long(timeoutNs % 1'000'000'000)};
-        kernelFutexWait(&page_->releaseSeq, before, &ts);
+    if (before == *seen && interrupt.load(std::memory_order_acquire) == interruptSeen) {
+        long woken = -ENOSYS;
+        if (!gNoFutexWaitv.load(std::memory_order_relaxed)) {
+            futex_waitv waiters[3] = {waiterOn(page_->releaseSeq, before, true),
+                                      waiterOn(interrupt, interruptSeen, false),
+                                      waiterOn(pageSwaps_, swaps, false)};
+            woken = futexWaitv(waiters, 3, timeoutNs);
+            if (woken == -ENOSYS) gNoFutexWaitv.store(true, std::memory_order_relaxed);
+        }
+        if (woken == -ENOSYS)
+            futexWaitShared(&page_->releaseSeq, before, std::min(timeoutNs, kFallbackWaitNs));
     }
     const uint32_t now = page_->releaseSeq.load(std::memory_order_acquire);
     if (now == *seen) return false;
@@ -338,6 +392,14 @@ bool CoreArbiterClient::waitForReleaseRequests(uint32_t* seen, uint64_t timeoutN
     return true;
 }
 
+// Called by the thread that remapped page_, after the remap.
+void CoreArbiterClient::pageSwapped() {
+    pageSwaps_.fetch_add(1, std::memory_order_release);
+    directSyscall(SYS_futex, reinterpret_cast<long>(&pageSwaps_), FUTEX_WAKE_PRIVATE, 1, 0, 0);
+}
+
+// Forgets the core locally first, then acknowledges with the grant's generation (a stale one is
+// ignored by the arbiter). While the arbiter is away there is nobody to tell.
 void CoreArbiterClient::releaseCore(int coreId) {
     std::lock_guard lock(mu_);
     auto it = byCore_.find(coreId);
@@ -437,6 +499,7 @@ void CoreArbiterClient::sessionLost() {
     connected_.store(false, std::memory_order_release);
     mmap(page_, arbproto::kSharedPageSize, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
          0);
+    pageSwapped();
     closeFd(&controlFd_);
     controlStream_.reset();
     for (auto& [tid, c] : carriers_)

@@ -40,6 +40,7 @@ struct Estimation {
     uint64_t nextNs = 0;
     std::atomic<uint32_t> requested{0};  // written by the monitor, read by the request sender
     bool anyWaiting = false;
+    bool atRestAtFloor = false;  // estimationWaitsForActivity()
 };
 Estimation* gEstimation = nullptr;
 
@@ -120,6 +121,8 @@ uint64_t estimationTick() {
         e->requested.store(d.cores, std::memory_order_relaxed);
         requestChanged();
     }
+    const uint32_t floor = std::clamp<uint32_t>(rt.options.minCores, 1, uint32_t(rt.numCores));
+    e->atRestAtFloor = !e->anyWaiting && d.cores <= floor && e->sample.size() <= d.cores;
     // Next sample: the estimator's next decision point, but often enough for the integrals; the
     // fast estimator's microsecond checks only while threads wait somewhere and one more core
     // could be had (fewer granted than carriers). At the most cores a check can only find
@@ -131,6 +134,10 @@ uint64_t estimationTick() {
     if (!e->anyWaiting || !canGrow) next = std::max(next, now + kQuietGapNs);
     e->nextNs = std::max(next, now + 1);
     return e->nextNs - now;
+}
+
+bool estimationWaitsForActivity() {
+    return gEstimation == nullptr || gEstimation->atRestAtFloor;
 }
 
 uint32_t estimatedCores() {

@@ -16,6 +16,12 @@ void stopEstimation();
 // Monitor: takes a sample when one is due, feeds the estimator, and sends a new request when the
 // wanted count changed. Returns the nanoseconds until the next sample is due (~0: never).
 uint64_t estimationTick();
+// Monitor: whether, at the last sample, the estimator had nothing to decide until some core does
+// something: no thread waited anywhere, and it wanted the fewest cores it may and had no more
+// granted. Only growth could follow, and only after a thread waits, which wakes a deep-sleeping
+// monitor (a carrier waking, a call returning); so the monitor may sleep deep past the next
+// sample (blocking.cc). True without an estimator.
+bool estimationWaitsForActivity();
 // The cores the estimator wants now (the pool's demand), or 0 without an estimator.
 uint32_t estimatedCores();
 

@@ -18,8 +18,7 @@
 namespace arbrt::detail {
 namespace {
 
-constexpr uint64_t kIdleWaitNs = 5'000'000;  // bounds stop() and a reconnect's page swap
-constexpr uint64_t kRetryNs = 50'000;        // while a release is pending (unsafe point, race)
+constexpr uint64_t kRetryNs = 50'000;  // while a release is pending (unsafe point, race)
 
 // The watcher's memory of one core's pending release. Owned by the watcher thread.
 struct PendingRelease {
@@ -76,14 +75,20 @@ bool actOnReleaseRequests(std::vector<PendingRelease>* pendingByCore, uint64_t b
     return pending;
 }
 
+// Sleeps without a time-out while nothing is pending: an idle process costs no wake-ups. stop()
+// changes releaseWatcherInterrupt after `stopping`; the watcher reads the word before it checks
+// `stopping`, so a stop between the two ends the wait at once.
 void* releaseWatcherMain(void*) {
     RuntimeState& rt = *gRuntime;
     std::vector<PendingRelease> pendingByCore(size_t(rt.numCores));
     const uint64_t budgetTicks = ticksForNs(rt.options.releaseDeferNs);
     uint32_t seen = 0;
     bool pending = false;
-    while (!rt.stopping.load(std::memory_order_acquire)) {
-        rt.provider->waitForReleaseRequests(&seen, pending ? kRetryNs : kIdleWaitNs);
+    for (;;) {
+        const uint32_t interrupt = rt.releaseWatcherInterrupt.load(std::memory_order_acquire);
+        if (rt.stopping.load(std::memory_order_acquire)) break;
+        rt.provider->waitForReleaseRequests(&seen, rt.releaseWatcherInterrupt, interrupt,
+                                            pending ? kRetryNs : arbclient::CoreProvider::kNoTimeout);
         if (rt.stopping.load(std::memory_order_acquire)) break;
         pending = actOnReleaseRequests(&pendingByCore, budgetTicks);
     }
@@ -103,7 +108,9 @@ bool startReleaseWatcher() {
 void stopReleaseWatcher() {
     RuntimeState& rt = *gRuntime;
     if (!rt.releaseWatcherStarted) return;
-    hostJoinThread(rt.releaseWatcherThread);  // it sees `stopping` within kIdleWaitNs
+    rt.releaseWatcherInterrupt.fetch_add(1, std::memory_order_acq_rel);  // after `stopping`
+    futexWake(&rt.releaseWatcherInterrupt, 1);
+    hostJoinThread(rt.releaseWatcherThread);
     rt.releaseWatcherStarted = false;
 }
 

@@ -409,16 +409,21 @@ void* monitorMain(void*) {
         uint64_t next = ~uint64_t{0};  // lowered by whatever needs a look by then
         const bool lent = lookAtCores(watches, &next);
         traceUtilisationIfDue();
-        next = std::min(next, estimationTick());
         // Readiness while every carrier is busy (no netpoller): looked for once it is stale.
         next = std::min(next, netpollFromMonitor());
         // Pooled stacks unused for a trim period go back in chunks, one per millisecond.
         if (trimContextPool(now)) next = std::min<uint64_t>(next, 1'000'000);
+        // The estimator's next sample bounds a deep sleep only while it has something to decide:
+        // an idle process at its fewest cores is not sampled until a core does something.
+        const uint64_t sampleIn = estimationTick();
+        const uint64_t deepNext =
+            estimationWaitsForActivity() ? next : std::min(next, sampleIn);
+        next = std::min(next, sampleIn);
         // Go's sysmon: short naps while lending happens, doubling up to 10 ms when nothing needed
         // doing; a thread that becomes runnable behind a blocked runner nudges it awake.
         period = lent ? kMonitorMinPeriodNs : std::min(period * 2, kMonitorMaxPeriodNs);
-        if (period == kMonitorMaxPeriodNs && next >= kMonitorMaxPeriodNs &&
-            sleepDeepWhileQuiet(rt, watches, next)) {
+        if (period == kMonitorMaxPeriodNs && deepNext >= kMonitorMaxPeriodNs &&
+            sleepDeepWhileQuiet(rt, watches, deepNext)) {
             continue;
         }
         monitorSleep(std::max(kMonitorMinPeriodNs, std::min(period, next)));

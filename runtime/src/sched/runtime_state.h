@@ -81,6 +81,9 @@ struct RuntimeState {
     // Fast release (release_watcher.cc), arbiter mode only.
     pthread_t releaseWatcherThread{};
     bool releaseWatcherStarted = false;
+    // Changed and woken (private futex) by stopReleaseWatcher() after `stopping` is set; read by
+    // the watcher before it checks `stopping` (releaseWatcherMain).
+    std::atomic<uint32_t> releaseWatcherInterrupt{0};
     std::atomic<uint64_t> releasesAwaitingPark{0};           // written by the watcher only
     std::atomic<uint64_t> releasesPreemptedAfterWaiting{0};  // likewise
 

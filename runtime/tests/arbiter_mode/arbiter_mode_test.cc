@@ -74,10 +74,17 @@ class ScriptedProvider : public arbclient::CoreProvider {
         return core;
     }
     bool hasReleaseWakeups() const override { return wakeups_; }
-    bool waitForReleaseRequests(uint32_t* seen, uint64_t timeoutNs) override {
+    // The interrupt word is a futex the runtime wakes, which a condition variable cannot wait on:
+    // looked at every millisecond instead (a test provider only).
+    bool waitForReleaseRequests(uint32_t* seen, const std::atomic<uint32_t>& interrupt,
+                                uint32_t interruptSeen, uint64_t timeoutNs) override {
         std::unique_lock<std::mutex> l(mu_);
-        cv_.wait_for(l, std::chrono::nanoseconds(timeoutNs),
-                     [&] { return shutdown_ || releaseSeq_ != *seen; });
+        const auto deadline = std::chrono::steady_clock::now() +
+                              std::chrono::nanoseconds(std::min(timeoutNs, uint64_t{3'600'000'000'000}));
+        while (!shutdown_ && releaseSeq_ == *seen && interrupt.load() == interruptSeen &&
+               std::chrono::steady_clock::now() < deadline) {
+            cv_.wait_for(l, std::chrono::milliseconds(1));
+        }
         if (releaseSeq_ == *seen) return false;
         *seen = releaseSeq_;
         return true;
@@ -508,6 +515,54 @@ TEST(ArbiterModeEstimation, AtTheMostCores_WaitingThreadsDoNotSpeedUpSampling) {
     EXPECT_LE(taken, 2 * ms + 3) << taken << " samples in " << ms << " ms";
     stop = true;
     for (const auto& t : threads) EXPECT_EQ(arbrt::join(t), 0);
+    provider.shutdown();
+    EXPECT_TRUE(arbrt::stop());
+}
+
+// An idle process at the fewest cores it may hold gives its estimator nothing to decide until a
+// core does something, so its monitor sleeps deep as in standalone mode (monitor_sleep_test.cc)
+// instead of waking for every sample (1 to 5 ms: hundreds of wake-ups a second).
+TEST(ArbiterModeEstimation, IdleAtTheFewestCores_MonitorSleepsDeep) {
+    ScriptedProvider provider;
+    auto estimator = std::make_shared<ScriptedEstimator>();
+    estimator->wanted_ = 1;
+    arbrt::RuntimeOptions options;
+    options.numCores = 2;
+    options.coreProvider = &provider;
+    options.estimator = estimator;
+    ASSERT_FALSE(arbrt::start(options).has_value());
+    provider.grant(0);
+    auto& rt = *arbrt::detail::gRuntime;
+    EXPECT_TRUE(eventually([&] { return rt.monitorDeepSleeps.load() > 0; }))
+        << "the sampler kept an idle process's monitor awake";
+    provider.shutdown();
+    EXPECT_TRUE(arbrt::stop());
+}
+
+// Above its fewest cores an idle process must be sampled at the estimator's pace: that is how
+// its idle cores go back. Counted in samples, not time: no deep sleep begins while they come.
+TEST(ArbiterModeEstimation, IdleAboveTheFewestCores_SamplingGoesOn) {
+    ScriptedProvider provider;
+    auto estimator = std::make_shared<ScriptedEstimator>();
+    estimator->wanted_ = 2;
+    arbrt::RuntimeOptions options;
+    options.numCores = 2;
+    options.coreProvider = &provider;
+    options.priority = 2;
+    options.estimator = estimator;
+    ASSERT_FALSE(arbrt::start(options).has_value());
+    provider.grant(0);
+    ASSERT_TRUE(eventually([&] { return provider.request()[2] == 2; }));
+    provider.grant(1);
+    // From here on both cores are granted and wanted: the process idles above its floor (1).
+    const int from = estimator->samples();
+    ASSERT_TRUE(eventually([&] { return estimator->samples() > from; }));
+    auto& rt = *arbrt::detail::gRuntime;
+    const uint64_t deepBefore = rt.monitorDeepSleeps.load();
+    const int before = estimator->samples();
+    ASSERT_TRUE(eventually([&] { return estimator->samples() >= before + 50; }));
+    EXPECT_EQ(rt.monitorDeepSleeps.load(), deepBefore)
+        << "the monitor slept deep while the estimator still had cores to give back";
     provider.shutdown();
     EXPECT_TRUE(arbrt::stop());
 }

@@ -57,9 +57,12 @@ class CoreArbiterClient final : public CoreProvider {
     void releaseCore(int coreId) override;
     bool hasReleaseWakeups() const override { return true; }
     // Sleeps on the page's releaseSeq (a futex in the shared memfd; the mapping is read-only,
-    // which FUTEX_WAIT allows). A reconnect swaps the page under a sleeper: the time-out bounds
-    // how long it keeps waiting on the old one.
-    bool waitForReleaseRequests(uint32_t* seen, uint64_t timeoutNs) override;
+    // which futex waits allow), on the caller's interrupt word and on pageSwaps_, in one
+    // futex_waitv: a reconnect or a lost arbiter swaps the page under a sleeper, and wakes it
+    // through pageSwaps_ so that it waits on the new page. Without futex_waitv (Linux < 5.16) it
+    // waits on releaseSeq alone, at most kFallbackWaitNs at a time.
+    bool waitForReleaseRequests(uint32_t* seen, const std::atomic<uint32_t>& interrupt,
+                                uint32_t interruptSeen, uint64_t timeoutNs) override;
 
     // Makes blocked and future blockUntilCoreAvailable calls return -1 (e.g. at runtime shutdown).
     void shutdown();
@@ -83,6 +86,7 @@ class CoreArbiterClient final : public CoreProvider {
     void monitorLoop();
     void sessionLost();
     void reconnectLoop();
+    void pageSwapped();
     bool reportLockedOut(const std::string& why) const;
 
     const std::string socketPath_;
@@ -111,6 +115,11 @@ class CoreArbiterClient final : public CoreProvider {
     int stopFd_ = -1;  // eventfd: wakes the monitor
     bool monitorRunning_ = false;
     std::condition_variable monitorExited_;
+
+    // Bumped (release) each time page_ is remapped while the client runs, then woken with a
+    // private FUTEX_WAKE from the thread that remapped it (the client's monitor thread); a
+    // release waiter reads it (acquire) before the page's releaseSeq (waitForReleaseRequests).
+    std::atomic<uint32_t> pageSwaps_{0};
 
     std::atomic<bool> stopping_{false};
     std::atomic<bool> connected_{false};

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -32,10 +33,18 @@ class CoreProvider {
     // Fast release: whether waitForReleaseRequests() can block until the arbiter asks for a core
     // (the default provider cannot: callers then rely on the dispatchers' polling).
     virtual bool hasReleaseWakeups() const { return false; }
-    // Blocks until the arbiter has asked for a core since the caller last saw `*seen` (updated), or
-    // until timeoutNs passed. True when something was asked; then mustReleaseCore() says which.
-    virtual bool waitForReleaseRequests(uint32_t* seen, uint64_t timeoutNs) {
+    // Blocks until the arbiter has asked for a core since the caller last saw `*seen` (updated),
+    // until `interrupt` no longer holds `interruptSeen`, or until timeoutNs passed (kNoTimeout:
+    // never). `interrupt` is the caller's private futex word: to end the wait (e.g. to stop), it
+    // changes the word, then issues FUTEX_WAKE_PRIVATE on it; the caller reads interruptSeen before
+    // it checks whatever made it wait, so a change in between returns at once. True when something
+    // was asked; then mustReleaseCore() says which. May return early (a spurious wake-up).
+    static constexpr uint64_t kNoTimeout = ~uint64_t{0};
+    virtual bool waitForReleaseRequests(uint32_t* seen, const std::atomic<uint32_t>& interrupt,
+                                        uint32_t interruptSeen, uint64_t timeoutNs) {
         (void)seen;
+        (void)interrupt;
+        (void)interruptSeen;
         (void)timeoutNs;
         return false;
     }
