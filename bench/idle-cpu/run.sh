@@ -75,31 +75,10 @@ source "$(dirname "$0")/../lib/server.sh"
 bench_scratch idlecpu
 
 # Arbiter backends: one core-arbiter for the whole run, stopped (and its cpusets removed) on exit.
-arbiter= cgroot= mode_args=(--standalone)
-stop_arbiter() {  # the server first (it may sit in a cpuset), then the arbiter, then the files
-  if [[ -n ${server:-} ]]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
-  server=
-  if [[ -n $arbiter ]]; then kill "$arbiter" 2>/dev/null || true; wait "$arbiter" 2>/dev/null || true; fi
-  [[ -n $cgroot && -d $cgroot ]] && find "$cgroot" -depth -type d -exec rmdir {} \; 2>/dev/null
-  bench_cleanup
-}
+mode_args=(--standalone)
 if [[ $backend != standalone ]]; then
-  [[ -x $build/bin/core-arbiter ]] || { echo "run.sh: $build/bin/core-arbiter not found: build first" >&2; exit 2; }
-  cpus=0-3 managed=3 cgroot=$work/cg
-  if [[ $backend == cgroup-v* ]]; then
-    cpus=0-1 managed=1
-    mount=$(bench_cpuset_mount "$backend")
-    [[ -n $mount ]] || { echo "run.sh: no $backend cpuset hierarchy is mounted" >&2; exit 2; }
-    cgroot=$mount/arbrun-idlecpu-$$
-  else
-    mkdir -p "$cgroot"
-  fi
-  trap stop_arbiter EXIT
-  "$build/bin/core-arbiter" --backend "$backend" --cgroup-root "$cgroot" --cpus "$cpus" --reserve 1 \
-      --socket "$work/arb.sock" --log-level warn 2>"$work/arbiter.log" &
-  arbiter=$!
-  bench_wait_arbiter run.sh "$work/arb.sock" "$work/arbiter.log"
-  mode_args=(--arbiter "$work/arb.sock" --cores "1:$managed")
+  bench_start_arbiter run.sh "$backend" "$build"
+  mode_args=("${arbiter_args[@]}")
 fi
 
 ticks=$(getconf CLK_TCK)

@@ -1,6 +1,6 @@
 # Shared by the benchmark scripts that run a server or a core-arbiter (source it; bash only): a
 # scratch directory removed on exit together with the server, starting a server on a random free
-# port, finding a cpuset hierarchy and waiting for a core-arbiter to listen.
+# port, finding a cpuset hierarchy, starting a core-arbiter and waiting for it to listen.
 
 # bench_tmp: where scratch directories go: $TMPDIR when set, else /dev/shm, else /tmp. Memory first:
 # a fake-backend arbiter journals every cpuset operation in its tree, and on the disk filesystem of
@@ -40,6 +40,41 @@ bench_wait_arbiter() {
   for _ in $(seq 100); do [[ -S $2 ]] && return 0; sleep 0.05; done
   echo "$1: core-arbiter did not start: $(tail -2 "$3")" >&2
   exit 1
+}
+
+# bench_start_arbiter SCRIPT BACKEND BUILD: starts BUILD's core-arbiter in the background for
+# BACKEND (fake: CPUs 0-3 in a tree under $work, which pins nothing; cgroup-v1 or cgroup-v2: CPUs 0
+# and 1 in a cpuset group of its own, root only), CPU 0 unmanaged, and waits for it. Sets $arbiter
+# (its pid), $cgroot and $arbiter_args (arbrun's options to use it: --arbiter SOCKET --cores
+# 1:MANAGED). Call after bench_scratch: it replaces the EXIT trap with bench_stop_arbiter.
+bench_start_arbiter() {
+  local script=$1 backend=$2 build=$3 cpus=0-3 managed=3 mount
+  [[ -x $build/bin/core-arbiter ]] || { echo "$script: $build/bin/core-arbiter not found: build first" >&2; exit 2; }
+  cgroot=$work/cg
+  if [[ $backend == cgroup-v* ]]; then
+    cpus=0-1 managed=1
+    mount=$(bench_cpuset_mount "$backend")
+    [[ -n $mount ]] || { echo "$script: no $backend cpuset hierarchy is mounted" >&2; exit 2; }
+    cgroot=$mount/${work##*/}
+  else
+    mkdir -p "$cgroot"
+  fi
+  trap bench_stop_arbiter EXIT
+  "$build/bin/core-arbiter" --backend "$backend" --cgroup-root "$cgroot" --cpus "$cpus" --reserve 1 \
+      --socket "$work/arb.sock" --log-level warn 2>"$work/arbiter.log" &
+  arbiter=$!
+  bench_wait_arbiter "$script" "$work/arb.sock" "$work/arbiter.log"
+  arbiter_args=(--arbiter "$work/arb.sock" --cores "1:$managed")
+}
+
+# bench_stop_arbiter: the server first (it may sit in a cpuset), then the arbiter, then its
+# cpusets and $work.
+bench_stop_arbiter() {
+  if [[ -n ${server:-} ]]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
+  server=
+  if [[ -n ${arbiter:-} ]]; then kill "$arbiter" 2>/dev/null || true; wait "$arbiter" 2>/dev/null || true; fi
+  [[ -n ${cgroot:-} && -d $cgroot ]] && find "$cgroot" -depth -type d -exec rmdir {} \; 2>/dev/null
+  bench_cleanup
 }
 
 # start_on_free_port CMD...: runs `CMD... -p PORT` in the background on a random port, stderr to
