@@ -78,6 +78,7 @@ class ReleaseWaiter {
         thread_.join();
     }
     int asked() const { return asked_.load(); }
+    int returns() const { return returns_.load(); }  // every return of the wait
 
   private:
     void run() {
@@ -89,12 +90,14 @@ class ReleaseWaiter {
                                                arbclient::CoreProvider::kNoTimeout)) {
                 asked_.fetch_add(1);
             }
+            returns_.fetch_add(1);
         }
     }
     arbclient::CoreArbiterClient& client_;
     std::atomic<bool> stop_{false};
     std::atomic<uint32_t> interrupt_{0};
     std::atomic<int> asked_{0};
+    std::atomic<int> returns_{0};
     std::thread thread_;
 };
 

@@ -3,8 +3,13 @@
 // of the arbiter, 200 clients coming and going without leaks, malformed input, arbctl, options.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <netinet/in.h>
+#include <stddef.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include <filesystem>
 
@@ -146,6 +151,55 @@ TEST_F(IntegrationTest, ReleaseWait_ARequestWakesAWaiterWithoutTimeout) {
         << "the waiter slept through the arbiter's release request";
     EXPECT_TRUE(waitUntil([&] { return fast.core() >= 0; }));
     waiter.stop();
+}
+
+// Makes futex_waitv fail with ENOSYS in the calling process from now on, as on Linux < 5.16 (a
+// seccomp filter; for a forked child only). False when the filter could not be installed.
+bool withoutFutexWaitv() {
+    sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_futex_waitv, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    sock_fprog program{static_cast<unsigned short>(std::size(filter)), filter};
+    return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+           syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &program) == 0 &&
+           syscall(SYS_futex_waitv, nullptr, 0, 0, nullptr, 0) == -1 && errno == ENOSYS;
+}
+
+// Without futex_waitv the waiter falls back to timed waits on the page alone: a release request
+// still reaches it, and its interrupt still ends it (within one timed wait).
+TEST_F(IntegrationTest, ReleaseWait_WithoutFutexWaitvFallsBackToTimedWaits) {
+    auto arbiter = startArbiter("0-1");  // one managed core
+    arbtest::Child child([&] {
+        if (!withoutFutexWaitv()) return 2;
+        std::string error;
+        auto low = CoreArbiterClient::connect(socket_, &error);
+        auto high = CoreArbiterClient::connect(socket_, &error);
+        if (!low || !high) return 3;
+        CarrierThread carrier(*low);
+        if (!low->setRequestedCores(at(7, 1), 0, 1, &error) ||
+            !waitUntil([&] { return carrier.core() >= 0; })) {
+            return 4;
+        }
+        arbtest::ReleaseWaiter waiter(*low);
+        // Idle first: each wait lasts its 5 ms (or longer on a busy host), never returns at once.
+        const auto t0 = std::chrono::steady_clock::now();
+        std::this_thread::sleep_for(50ms);  // a span to count over, not synchronisation
+        const int returns = waiter.returns();
+        const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::steady_clock::now() - t0)
+                            .count();
+        if (returns > ms / 2 + 5) return 7;
+        CarrierThread fast(*high);
+        if (!high->setRequestedCores(at(0, 1), 0, 1, &error)) return 5;
+        if (!waitUntil([&] { return waiter.asked() > 0; })) return 6;
+        waiter.stop();
+        return 0;
+    });
+    EXPECT_EQ(child.wait(), 0) << "2: no seccomp filter; 3-5: set-up; 6: the request was missed; "
+                                  "7: the fallback spun instead of waiting";
 }
 
 TEST_F(IntegrationTest, Fault_ClientIgnoringReleaseIsForcedAfterTimeout) {

@@ -340,7 +340,7 @@ void futexWaitShared(const std::atomic<uint32_t>* word, uint32_t expected, uint6
 }
 
 // futex_waitv (Linux 5.16+) on up to three words, each with its own sharing; until an absolute
-// CLOCK_MONOTONIC deadline, or none. Returns -errno or the index woken; -ENOSYS on older kernels.
+// CLOCK_MONOTONIC deadline, or none. Returns the index woken, or -errno (ENOSYS on older kernels).
 long futexWaitv(futex_waitv* waiters, unsigned count, uint64_t timeoutNs) {
     timespec deadline;
     timespec* at = nullptr;
@@ -363,7 +363,7 @@ futex_waitv waiterOn(const std::atomic<uint32_t>& word, uint32_t expected, bool 
     return w;
 }
 
-std::atomic<bool> gNoFutexWaitv{false};  // set once futex_waitv said ENOSYS
+std::atomic<bool> gNoFutexWaitv{false};  // set once futex_waitv failed (see its caller)
 
 }  // namespace
 
@@ -381,7 +381,13 @@ bool CoreArbiterClient::waitForReleaseRequests(uint32_t* seen, const std::atomic
                                       waiterOn(interrupt, interruptSeen, false),
                                       waiterOn(pageSwaps_, swaps, false)};
             woken = futexWaitv(waiters, 3, timeoutNs);
-            if (woken == -ENOSYS) gNoFutexWaitv.store(true, std::memory_order_relaxed);
+            // Woken (an index), a word already changed, timed out or a signal: done. Anything else
+            // (ENOSYS on Linux < 5.16, or an error this kernel gives for these words) would return
+            // at once every time: the fallback from now on.
+            if (woken < 0 && woken != -EAGAIN && woken != -ETIMEDOUT && woken != -EINTR) {
+                gNoFutexWaitv.store(true, std::memory_order_relaxed);
+                woken = -ENOSYS;
+            }
         }
         if (woken == -ENOSYS)
             futexWaitShared(&page_->releaseSeq, before, std::min(timeoutNs, kFallbackWaitNs));
