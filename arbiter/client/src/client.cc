@@ -370,7 +370,8 @@ std::atomic<bool> gNoFutexWaitv{false};  // set once futex_waitv failed (see its
 // pageSwaps_ is read before releaseSeq: a swap after that read changes pageSwaps_ before its wake,
 // so futex_waitv either finds it changed or is woken; a swap before it means releaseSeq was read
 // from the new page already.
-bool CoreArbiterClient::waitForReleaseRequests(uint32_t* seen, const std::atomic<uint32_t>& interrupt,
+bool CoreArbiterClient::waitForReleaseRequests(uint32_t* seen,
+                                               const std::atomic<uint32_t>& interrupt,
                                                uint32_t interruptSeen, uint64_t timeoutNs) {
     const uint32_t swaps = pageSwaps_.load(std::memory_order_acquire);
     const uint32_t before = page_->releaseSeq.load(std::memory_order_acquire);

@@ -87,8 +87,9 @@ void* releaseWatcherMain(void*) {
     for (;;) {
         const uint32_t interrupt = rt.releaseWatcherInterrupt.load(std::memory_order_acquire);
         if (rt.stopping.load(std::memory_order_acquire)) break;
-        rt.provider->waitForReleaseRequests(&seen, rt.releaseWatcherInterrupt, interrupt,
-                                            pending ? kRetryNs : arbclient::CoreProvider::kNoTimeout);
+        rt.provider->waitForReleaseRequests(
+            &seen, rt.releaseWatcherInterrupt, interrupt,
+            pending ? kRetryNs : arbclient::CoreProvider::kNoTimeout);
         if (rt.stopping.load(std::memory_order_acquire)) break;
         pending = actOnReleaseRequests(&pendingByCore, budgetTicks);
     }

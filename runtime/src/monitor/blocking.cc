@@ -416,8 +416,7 @@ void* monitorMain(void*) {
         // The estimator's next sample bounds a deep sleep only while it has something to decide:
         // an idle process at its fewest cores is not sampled until a core does something.
         const uint64_t sampleIn = estimationTick();
-        const uint64_t deepNext =
-            estimationWaitsForActivity() ? next : std::min(next, sampleIn);
+        const uint64_t deepNext = estimationWaitsForActivity() ? next : std::min(next, sampleIn);
         next = std::min(next, sampleIn);
         // Go's sysmon: short naps while lending happens, doubling up to 10 ms when nothing needed
         // doing; a thread that becomes runnable behind a blocked runner nudges it awake.

@@ -79,8 +79,9 @@ class ScriptedProvider : public arbclient::CoreProvider {
     bool waitForReleaseRequests(uint32_t* seen, const std::atomic<uint32_t>& interrupt,
                                 uint32_t interruptSeen, uint64_t timeoutNs) override {
         std::unique_lock<std::mutex> l(mu_);
-        const auto deadline = std::chrono::steady_clock::now() +
-                              std::chrono::nanoseconds(std::min(timeoutNs, uint64_t{3'600'000'000'000}));
+        const auto deadline =
+            std::chrono::steady_clock::now() +
+            std::chrono::nanoseconds(std::min(timeoutNs, uint64_t{3'600'000'000'000}));
         while (!shutdown_ && releaseSeq_ == *seen && interrupt.load() == interruptSeen &&
                std::chrono::steady_clock::now() < deadline) {
             cv_.wait_for(l, std::chrono::milliseconds(1));
