@@ -20,9 +20,9 @@ TEST(RuntimeOnClient, Stop_EndsTheReleaseWatchersUntimedWait) {
     arbtest::TempDir dir;
     ASSERT_FALSE(dir.path().empty());
     const std::string socket = dir / "arbiter.sock";
-    arbtest::ArbiterProcess arbiter(socket, {"--backend", "fake", "--cgroup-root", dir / "cg",
-                                             "--cpus", "0-2", "--reserve", "1", "--log-level",
-                                             "warn"});
+    arbtest::ArbiterProcess arbiter(
+        socket, {"--backend", "fake", "--cgroup-root", dir / "cg", "--cpus", "0-2", "--reserve",
+                 "1", "--log-level", "warn"});
     ASSERT_TRUE(arbiter.ready());
     for (int round = 0; round < 20; ++round) {
         std::string error;
