@@ -3,10 +3,9 @@
 //   idle:    one idle managed core, one blocked carrier.
 //   reclaim: the only managed core is held by a lower-priority process whose carrier polls
 //            mustReleaseCore() like a dispatcher and gives the core back cooperatively.
-// Usage: arbiter-bench [--iterations N] [--gap-us US] [--backend fake|cgroup-v1|affinity]
-//                      [--cgroup-root DIR] [--arbiter PATH]
-// The fake backend (default) pins nothing; --backend cgroup-v1 needs root and a cpuset
-// --cgroup-root.
+// Usage: see kUsage. The scratch directory (socket, fake cgroup tree) is removed on every exit,
+// an interrupted run's included.
+#include <errno.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -20,6 +19,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -30,6 +30,55 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+constexpr const char* kUsage =
+    "usage: arbiter-bench [--iterations N] [--gap-us US] [--backend fake|cgroup-v1|cgroup-v2|"
+    "affinity]\n"
+    "                     [--cgroup-root DIR] [--arbiter PATH]\n"
+    "Grant latency through a real core-arbiter (started with CPUs 0-2, CPU 0 unmanaged): from a\n"
+    "request to the carrier running on its new core, for an idle core and for one taken back\n"
+    "cooperatively from a lower-priority process, beside the machine's floor (two socket hops\n"
+    "between sleeping threads). Medians, p90, p99 and minimum in microseconds.\n"
+    "  --iterations N    samples of each (default 2000, at least 10)\n"
+    "  --gap-us US       pause before each sample, so that every carrier is asleep (default 300)\n"
+    "  --backend B       the arbiter's backend (default fake: pins nothing); cgroup-v1 and\n"
+    "                    cgroup-v2 need root, --cgroup-root and three CPUs\n"
+    "  --cgroup-root DIR the arbiter's cgroup root (default: a directory in the scratch one)\n"
+    "  --arbiter PATH    the core-arbiter binary (default: this build's)\n"
+    "Scratch files go to $TMPDIR if set, else /dev/shm, else /tmp.\n";
+
+// Set by SIGINT/SIGTERM: the sampling loop stops and the run cleans up as after its last sample.
+volatile sig_atomic_t gInterrupted = 0;
+
+// The scratch directory, removed with everything in it on every way out of main().
+class ScratchDir {
+  public:
+    ScratchDir() {
+        const char* env = getenv("TMPDIR");
+        std::string base = env && *env                                 ? env
+                           : std::filesystem::is_directory("/dev/shm") ? "/dev/shm"
+                                                                       : "/tmp";
+        std::string pattern = base + "/arbiter-bench-XXXXXX";
+        std::vector<char> tmpl(pattern.begin(), pattern.end());
+        tmpl.push_back('\0');
+        if (mkdtemp(tmpl.data())) path_ = tmpl.data();
+    }
+    ~ScratchDir() {
+        std::error_code ignored;
+        if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+    }
+    const std::string& path() const { return path_; }
+
+  private:
+    std::string path_;
+};
+
+// A whole non-negative decimal number that fits an int, or -1.
+int parseCount(const std::string& text) {
+    if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != text.npos)
+        return -1;
+    return std::stoi(text);
+}
 
 int64_t nowNs() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
@@ -182,6 +231,8 @@ class TwoHops {
     std::thread relay_, waiter_;
 };
 
+// The core-arbiter under test, killed and reaped with this object. Waits until it listens on
+// `socket` or has exited (a bad option, a backend it cannot set up: it said why on stderr).
 class ArbiterChild {
   public:
     ArbiterChild(std::vector<std::string> args, const std::string& socket) {
@@ -192,9 +243,15 @@ class ArbiterChild {
             for (auto& a : args) argv.push_back(a.data());
             argv.push_back(nullptr);
             execv(argv[0], argv.data());
+            fprintf(stderr, "arbiter-bench: cannot run %s: %s\n", argv[0], strerror(errno));
             _exit(127);
         }
+        if (pid_ < 0) return;
         waitFor([&] {
+            if (waitpid(pid_, &status_, WNOHANG) == pid_) {
+                pid_ = -1;  // reaped: nothing left to stop
+                return true;
+            }
             int fd = socket_unix();
             sockaddr_un addr{};
             addr.sun_family = AF_UNIX;
@@ -205,13 +262,24 @@ class ArbiterChild {
         });
     }
     ~ArbiterChild() {
+        if (pid_ <= 0) return;
         kill(pid_, SIGTERM);
         waitpid(pid_, nullptr, 0);
+    }
+    // Why the arbiter is not there (it exited, or could not be started), or empty.
+    std::string gone() const {
+        if (pid_ > 0) return "";
+        if (WIFEXITED(status_))
+            return "core-arbiter exited with status " + std::to_string(WEXITSTATUS(status_));
+        return WIFSIGNALED(status_)
+                   ? "core-arbiter died of signal " + std::to_string(WTERMSIG(status_))
+                   : "cannot start core-arbiter";
     }
 
   private:
     static int socket_unix() { return socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0); }
     pid_t pid_;
+    int status_ = 0;
 };
 
 }  // namespace
@@ -219,29 +287,50 @@ class ArbiterChild {
 int main(int argc, char** argv) {
     int iterations = 2000, gapUs = 300;
     std::string backend = "fake", cgroupRoot, arbiterPath = ARBITER_BIN;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        std::string k = argv[i], v = argv[i + 1];
-        if (k == "--iterations")
-            iterations = std::max(10, atoi(v.c_str()));
-        else if (k == "--backend")
-            backend = v;
-        else if (k == "--cgroup-root")
-            cgroupRoot = v;
-        else if (k == "--arbiter")
-            arbiterPath = v;
-        else {
-            fprintf(stderr, "arbiter-bench: unknown option %s\n", k.c_str());
+    for (int i = 1; i < argc; i++) {
+        std::string k = argv[i];
+        if (k == "-h" || k == "--help") {
+            fputs(kUsage, stdout);
+            return 0;
+        }
+        if (k != "--iterations" && k != "--gap-us" && k != "--backend" && k != "--cgroup-root" &&
+            k != "--arbiter") {
+            fprintf(stderr, "arbiter-bench: unknown option '%s' (see --help)\n", k.c_str());
             return 2;
         }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "arbiter-bench: %s needs a value (see --help)\n", k.c_str());
+            return 2;
+        }
+        std::string v = argv[++i];
+        if (k == "--iterations" || k == "--gap-us") {
+            const int n = parseCount(v);
+            if (n < 0 || (k == "--iterations" && n < 10)) {
+                fprintf(stderr, "arbiter-bench: %s: '%s' is not %s\n", k.c_str(), v.c_str(),
+                        k == "--iterations" ? "a whole number of at least 10"
+                                            : "a whole number of microseconds");
+                return 2;
+            }
+            (k == "--iterations" ? iterations : gapUs) = n;
+        } else if (k == "--backend") {
+            backend = v;
+        } else if (k == "--cgroup-root") {
+            cgroupRoot = v;
+        } else {
+            arbiterPath = v;
+        }
     }
-    // tmpfs when there is one: the fake tree's bookkeeping files are then cheap to rewrite, as
-    // cgroupfs writes are, instead of costing a disk filesystem's truncations.
-    std::string base = std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : "/tmp";
-    std::string pattern = base + "/arbiter-bench-XXXXXX";
-    std::vector<char> tmpl(pattern.begin(), pattern.end());
-    tmpl.push_back('\0');
-    if (!mkdtemp(tmpl.data())) return 1;
-    std::string dir = tmpl.data(), socket = dir + "/arbiter.sock";
+    ScratchDir scratch;
+    if (scratch.path().empty()) {
+        fprintf(stderr, "arbiter-bench: cannot make a scratch directory: %s\n", strerror(errno));
+        return 1;
+    }
+    struct sigaction stop {};
+    stop.sa_handler = [](int) { gInterrupted = 1; };
+    stop.sa_flags = SA_RESTART;  // the threads' blocking reads go on; the loop looks at the flag
+    sigaction(SIGINT, &stop, nullptr);
+    sigaction(SIGTERM, &stop, nullptr);
+    const std::string dir = scratch.path(), socket = dir + "/arbiter.sock";
     if (cgroupRoot.empty()) cgroupRoot = dir + "/cg";
     int rc = 0;
     {
@@ -250,6 +339,10 @@ int main(int argc, char** argv) {
             {arbiterPath, "--socket", socket, "--backend", backend, "--cgroup-root", cgroupRoot,
              "--cpus", "0-2", "--reserve", "1", "--log-level", "error"},
             socket);
+        if (std::string why = arbiter.gone(); !why.empty()) {
+            fprintf(stderr, "arbiter-bench: %s before it listened\n", why.c_str());
+            return 1;
+        }
         std::string error;
         auto low = arbclient::CoreArbiterClient::connect(socket, &error);
         auto high = low ? arbclient::CoreArbiterClient::connect(socket, &error) : nullptr;
@@ -263,7 +356,7 @@ int main(int argc, char** argv) {
         for (int i = 0; i < 2; i++) highCarriers.push_back(std::make_unique<Carrier>(*high));
         TwoHops floor;
         std::vector<double> idle, reclaim, hops;
-        for (int i = 0; i < iterations; i++) {
+        for (int i = 0; i < iterations && !gInterrupted; i++) {
             double us;
             if (!floor.sample(gapUs, &us)) break;
             hops.push_back(us);
@@ -272,15 +365,18 @@ int main(int argc, char** argv) {
             if (!measure(*high, highCarriers, lowCarrier, 2, gapUs, &us)) break;
             reclaim.push_back(us);
         }
-        if (reclaim.size() < static_cast<size_t>(iterations)) {
+        if (gInterrupted) {
+            fprintf(stderr, "arbiter-bench: interrupted after %zu iterations\n", reclaim.size());
+            rc = 130;
+        } else if (reclaim.size() < static_cast<size_t>(iterations)) {
             fprintf(stderr, "arbiter-bench: a measurement timed out after %zu iterations\n",
                     reclaim.size());
             rc = 1;
         }
         if (!reclaim.empty()) {
             Stats a = summarize(idle), b = summarize(reclaim), f = summarize(hops);
-            printf("backend %s, %d iterations (interleaved), %u cpus online\n", backend.c_str(),
-                   iterations, std::thread::hardware_concurrency());
+            printf("backend %s, %zu iterations (interleaved), %u cpus online\n", backend.c_str(),
+                   reclaim.size(), std::thread::hardware_concurrency());
             printf(
                 "%-34s median %7.1f us  p90 %7.1f us  p99 %7.1f us  min %6.1f us  (goal <= 20 "
                 "us)\n",
@@ -295,7 +391,5 @@ int main(int argc, char** argv) {
                 "two idle socket hops, no arbiter:", f.median, f.p90, f.p99, f.min);
         }
     }
-    std::error_code ignored;
-    std::filesystem::remove_all(dir, ignored);
     return rc;
 }
