@@ -5,6 +5,7 @@
 set -euo pipefail
 bench=${1:?path of arbiter-bench}
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/arbiter-bench-cli.XXXXXX")
+trap 'rm -rf "$scratch" "$scratch.out" "$scratch.err"' EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
@@ -18,8 +19,6 @@ expect() {
   [[ $(wc -l <"$scratch.err") == "$lines" ]] || fail "'$*': stderr was: $(cat "$scratch.err")"
   [[ -z $(ls -A "$scratch") ]] || fail "'$*' left $(ls -A "$scratch") behind"
 }
-trap 'rm -rf "$scratch" "$scratch.out" "$scratch.err"' EXIT
-
 expect 0 0 --help
 grep -q '^usage: arbiter-bench' "$scratch.out" || fail "--help printed no usage"
 expect 2 1 --bogus
