@@ -421,17 +421,40 @@ class ScriptedEstimator : public arbrt::policy::CoreEstimator {
     uint64_t maxGrantedNs_ = 0;
 };
 
+// The runtime in arbiter mode on a scripted provider, sampled for a scripted estimator; stopped
+// (provider first) after each test.
+class ArbiterModeEstimation : public ::testing::Test {
+  protected:
+    ::testing::AssertionResult start(int numCores, int priority) {
+        arbrt::RuntimeOptions options;
+        options.numCores = numCores;
+        options.coreProvider = &provider;
+        options.priority = priority;
+        options.estimator = estimator;
+        if (auto error = arbrt::start(options)) {
+            return ::testing::AssertionFailure() << error->message;
+        }
+        started_ = true;
+        return ::testing::AssertionSuccess();
+    }
+    void TearDown() override {
+        provider.shutdown();
+        if (started_) {
+            EXPECT_TRUE(arbrt::stop());
+        }
+    }
+
+    ScriptedProvider provider;
+    std::shared_ptr<ScriptedEstimator> estimator = std::make_shared<ScriptedEstimator>();
+
+  private:
+    bool started_ = false;
+};
+
 // The estimator drives the request: the runtime starts by asking for the estimator's starting
 // count (not every core), samples the granted cores on its monitor, and sends each new estimate.
-TEST(ArbiterModeEstimation, Request_FollowsTheEstimate) {
-    ScriptedProvider provider;
-    auto estimator = std::make_shared<ScriptedEstimator>();
-    arbrt::RuntimeOptions options;
-    options.numCores = 4;
-    options.coreProvider = &provider;
-    options.priority = 2;
-    options.estimator = estimator;
-    ASSERT_FALSE(arbrt::start(options).has_value());
+TEST_F(ArbiterModeEstimation, Request_FollowsTheEstimate) {
+    ASSERT_TRUE(start(4, 2));
     EXPECT_EQ(provider.request()[2], 1u) << "starts from the estimator's count";
     provider.grant(0);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -452,8 +475,6 @@ TEST(ArbiterModeEstimation, Request_FollowsTheEstimate) {
         std::this_thread::yield();
     }
     EXPECT_GT(estimator->maxGrantedNs(), 0u);
-    provider.shutdown();
-    EXPECT_TRUE(arbrt::stop());
 }
 
 // Spins (yielding) until pred() holds; false after a hang guard of 30 s (never the time a test
@@ -486,15 +507,9 @@ arbrt::ThreadAttributes withClass(arbrt::ThreadClass threadClass) {
 // for), so the sampler keeps its quiet pace (1 ms) even while threads wait; an estimator that
 // wants a decision at every instant (nextDecisionNs 0) would otherwise be sampled every monitor
 // period (20 us).
-TEST(ArbiterModeEstimation, AtTheMostCores_WaitingThreadsDoNotSpeedUpSampling) {
-    ScriptedProvider provider;
-    auto estimator = std::make_shared<ScriptedEstimator>();
+TEST_F(ArbiterModeEstimation, AtTheMostCores_WaitingThreadsDoNotSpeedUpSampling) {
     estimator->wanted_ = 1;
-    arbrt::RuntimeOptions options;
-    options.numCores = 1;
-    options.coreProvider = &provider;
-    options.estimator = estimator;
-    ASSERT_FALSE(arbrt::start(options).has_value());
+    ASSERT_TRUE(start(1, 3));
     provider.grant(0);
     std::atomic<int> started{0};
     std::atomic<bool> stop{false};
@@ -516,42 +531,25 @@ TEST(ArbiterModeEstimation, AtTheMostCores_WaitingThreadsDoNotSpeedUpSampling) {
     EXPECT_LE(taken, 2 * ms + 3) << taken << " samples in " << ms << " ms";
     stop = true;
     for (const auto& t : threads) EXPECT_EQ(arbrt::join(t), 0);
-    provider.shutdown();
-    EXPECT_TRUE(arbrt::stop());
 }
 
 // An idle process at the fewest cores it may hold gives its estimator nothing to decide until a
 // core does something, so its monitor sleeps deep as in standalone mode (monitor_sleep_test.cc)
 // instead of waking for every sample (1 to 5 ms: hundreds of wake-ups a second).
-TEST(ArbiterModeEstimation, IdleAtTheFewestCores_MonitorSleepsDeep) {
-    ScriptedProvider provider;
-    auto estimator = std::make_shared<ScriptedEstimator>();
+TEST_F(ArbiterModeEstimation, IdleAtTheFewestCores_MonitorSleepsDeep) {
     estimator->wanted_ = 1;
-    arbrt::RuntimeOptions options;
-    options.numCores = 2;
-    options.coreProvider = &provider;
-    options.estimator = estimator;
-    ASSERT_FALSE(arbrt::start(options).has_value());
+    ASSERT_TRUE(start(2, 3));
     provider.grant(0);
     auto& rt = *arbrt::detail::gRuntime;
     EXPECT_TRUE(eventually([&] { return rt.monitorDeepSleeps.load() > 0; }))
         << "the sampler kept an idle process's monitor awake";
-    provider.shutdown();
-    EXPECT_TRUE(arbrt::stop());
 }
 
 // Above its fewest cores an idle process must be sampled at the estimator's pace: that is how
 // its idle cores go back. Counted in samples, not time: no deep sleep begins while they come.
-TEST(ArbiterModeEstimation, IdleAboveTheFewestCores_SamplingGoesOn) {
-    ScriptedProvider provider;
-    auto estimator = std::make_shared<ScriptedEstimator>();
+TEST_F(ArbiterModeEstimation, IdleAboveTheFewestCores_SamplingGoesOn) {
     estimator->wanted_ = 2;
-    arbrt::RuntimeOptions options;
-    options.numCores = 2;
-    options.coreProvider = &provider;
-    options.priority = 2;
-    options.estimator = estimator;
-    ASSERT_FALSE(arbrt::start(options).has_value());
+    ASSERT_TRUE(start(2, 2));
     provider.grant(0);
     ASSERT_TRUE(eventually([&] { return provider.request()[2] == 2; }));
     provider.grant(1);
@@ -564,8 +562,6 @@ TEST(ArbiterModeEstimation, IdleAboveTheFewestCores_SamplingGoesOn) {
     ASSERT_TRUE(eventually([&] { return estimator->samples() >= before + 50; }));
     EXPECT_EQ(rt.monitorDeepSleeps.load(), deepBefore)
         << "the monitor slept deep while the estimator still had cores to give back";
-    provider.shutdown();
-    EXPECT_TRUE(arbrt::stop());
 }
 
 TEST_F(ArbiterMode, BatchThreads_CoresOnlyTheyNeedRequestedOneLevelLower) {
