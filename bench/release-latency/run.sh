@@ -7,7 +7,7 @@
 # (--time-slice 0: the tenant's threads hold their cores until the forced reclaim).
 #
 # Usage: bench/release-latency/run.sh [--build-dir DIR] [--rounds N] [--threads N]
-#            [--backend fake|cgroup-v1|cgroup-v2] [--cpus LIST]
+#            [--backend fake|cgroup-v1|cgroup-v2] [--cpus LIST] [--trace]
 #   --build-dir  CMake build tree with bin/{arbrun,core-arbiter,arbctl,compute_tenant}
 #   --rounds     high-priority tenants started one after another (default 100)
 #   --threads    compute threads of the batch tenant (default: one per managed core)
@@ -18,6 +18,10 @@
 #                same under the cgroup2 mount; its root must already offer the cpuset controller
 #                to children: cpuset in /sys/fs/cgroup/cgroup.subtree_control)
 #   --cpus       CPUs the arbiter uses, the lowest one unmanaged (default 0-3 fake, 0-1 cgroup-v*)
+#   --trace      (root, tracefs) also trace the preemption run's arbiter and batch tenant in a
+#                tracefs instance of their own (removed afterwards) and print where each release's
+#                time goes: the release watcher running, its signal, the carrier taking it,
+#                RELEASE_DONE sent and read (steps.py)
 # Goal (issue): median release latency <= 100 us with no forced reclaim.
 set -euo pipefail
 
@@ -29,6 +33,7 @@ rounds=100
 threads=
 backend=fake
 cpus=
+trace=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build-dir) build=${2:?--build-dir needs a directory}; shift ;;
@@ -36,7 +41,8 @@ while [[ $# -gt 0 ]]; do
     --threads) threads=${2:?--threads needs a count}; shift ;;
     --backend) backend=${2:?--backend needs fake, cgroup-v1 or cgroup-v2}; shift ;;
     --cpus) cpus=${2:?--cpus needs a list}; shift ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    --trace) trace=1 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -58,6 +64,14 @@ case $backend in
            "(echo +cpuset > $cpuset_mount/cgroup.subtree_control)" >&2; exit 2; } ;;
   *) echo "run.sh: --backend must be fake, cgroup-v1 or cgroup-v2" >&2; exit 2 ;;
 esac
+tracefs=
+if (( trace )); then
+  [[ $(id -u) -eq 0 ]] || { echo "run.sh: --trace needs root" >&2; exit 2; }
+  tracefs=$(awk '$3 == "tracefs" { print $2; exit }' /proc/mounts)
+  [[ -n $tracefs && -d $tracefs/instances && -e $tracefs/events/syscalls/sys_enter_tgkill ]] || {
+    echo "run.sh: --trace needs tracefs with system-call events (none mounted here)" >&2; exit 2; }
+  command -v python3 >/dev/null || { echo "run.sh: --trace needs python3" >&2; exit 2; }
+fi
 # Managed cores: every CPU of the list but the lowest (the arbiter's --reserve 1).
 managed=$(( $(awk -F, '{ n = 0; for (i = 1; i <= NF; i++) { split($i, r, "-"); n += (r[2] == "" ? 1 : r[2] - r[1] + 1) } print n }' <<<"$cpus") - 1 ))
 (( managed >= 1 )) || { echo "run.sh: --cpus must hold at least two CPUs" >&2; exit 2; }
@@ -72,7 +86,12 @@ work=$(mktemp -d "$(bench_tmp)/arbrun-release.XXXXXX")
 pids=()
 cgroups=()
 # Everything this script started is stopped (by PID) and its scratch directory removed.
+instance=
 cleanup() {
+  if [[ -n $instance && -d $instance ]]; then
+    echo 0 >"$instance/tracing_on" 2>/dev/null || true
+    rmdir "$instance" 2>/dev/null || true
+  fi
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   rm -rf "$work"
@@ -88,6 +107,31 @@ trap 'exit 143' TERM
 
 metric() {  # metric FILE NAME: the value of one metrics line (0 if absent)
   awk -v n="$2" '$1 == n { print $2; found = 1 } END { if (!found) print 0 }' "$1"
+}
+
+# The events steps.py reads, traced for the arbiter's and the tenant's threads only.
+trace_events=(syscalls/sys_enter_futex syscalls/sys_exit_futex_waitv syscalls/sys_enter_tgkill
+              signal/signal_deliver syscalls/sys_enter_sendto syscalls/sys_enter_sendmsg
+              syscalls/sys_exit_epoll_wait)
+start_trace() {  # start_trace ARBITER_PID TENANT_PID
+  instance=$tracefs/instances/arbrun-release-$$
+  mkdir "$instance"
+  echo 16384 >"$instance/buffer_size_kb"
+  echo record-tgid >"$instance/trace_options"
+  # Every thread of both (set_event_pid takes thread ids); event-fork adds those made later.
+  local tids
+  tids=$(ls "/proc/$1/task" "/proc/$2/task" 2>/dev/null | grep -E '^[0-9]+$' | tr '\n' ' ')
+  echo "$tids" >"$instance/set_event_pid"
+  echo 1 >"$instance/options/event-fork"
+  for e in "${trace_events[@]}"; do echo 1 >"$instance/events/$e/enable"; done
+  echo 1 >"$instance/tracing_on"
+  traced_pids=("$1" "$2")
+}
+stop_trace() {  # stop_trace FILE: stops, keeps the text trace, removes the instance
+  echo 0 >"$instance/tracing_on"
+  cat "$instance/trace" >"$1"
+  rmdir "$instance"
+  instance=
 }
 
 # measure MODE TIME_SLICE: one arbiter, one batch tenant, ROUNDS high-priority tenants.
@@ -118,12 +162,14 @@ measure() {
     sleep 0.05
   done
   sleep 0.2
+  if (( trace )) && [[ $mode == preempt ]]; then start_trace "$arbiter" "$tenant"; fi
   for ((i = 1; i <= rounds; i++)); do
     "$bin/arbrun" --arbiter "$sock" --priority 0 --cores "$take" -- sleep 0.02 2>>"$dir/hi.err" ||
       { echo "run.sh: high-priority tenant $i failed: $(tail -2 "$dir/hi.err")" >&2; exit 1; }
     sleep 0.02  # the batch tenant gets its cores back before the next round
     (( i % 20 == 0 )) && echo "  $mode: round $i/$rounds" >&2
   done
+  if [[ -n $instance ]]; then stop_trace "$dir/trace.txt"; fi
   sleep 1.2  # the arbiter rewrites its metrics file every second
   kill -0 "$tenant" 2>/dev/null || { echo "run.sh: the batch tenant died: $(tail -3 "$dir/tenant.err")" >&2; exit 1; }
   local m=$dir/metrics.txt
@@ -145,3 +191,7 @@ printf '%-12s %8s %8s %12s %12s\n' mode releases forced "p50 (us)" "p99 (us)"
 measure preempt 10000
 measure cooperative 0
 echo "(p50/p99 over cooperative releases; forced = reclaimed by the arbiter after its 10 ms timeout)"
+if (( trace )); then
+  echo "== where the preemption run's releases spent their time (ftrace)"
+  python3 "$root/bench/release-latency/steps.py" "$work/preempt/trace.txt" "${traced_pids[@]}"
+fi
