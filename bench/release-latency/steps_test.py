@@ -32,15 +32,20 @@ EXPECTED = [
 ]
 
 
-def main():
+def run_steps(trace):
+    """steps.py on `trace` (text) for arbiter 100 and tenant 200."""
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
-        f.write(TRACE)
+        f.write(trace)
         path = f.name
     try:
-        run = subprocess.run([sys.executable, os.path.join(HERE, "steps.py"), path, "100", "200"],
-                             capture_output=True, text=True, check=False)
+        return subprocess.run([sys.executable, os.path.join(HERE, "steps.py"), path, "100", "200"],
+                              capture_output=True, text=True, check=False)
     finally:
         os.unlink(path)
+
+
+def main():
+    run = run_steps(TRACE)
     out = run.stdout
     print(out, end="")
     failures = []
@@ -52,15 +57,7 @@ def main():
             failures.append(f"{step}: expected median {median}, row was '{row}'")
     if "releases asked 2, traced through every step 1, carrier idle (woken, no signal) 1" not in out:
         failures.append("wrong counts")
-    # No ask at all: exit 1.
-    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
-        f.write("# tracer: nop\n")
-        empty = f.name
-    try:
-        none = subprocess.run([sys.executable, os.path.join(HERE, "steps.py"), empty, "100", "200"],
-                              capture_output=True, text=True, check=False)
-    finally:
-        os.unlink(empty)
+    none = run_steps("# tracer: nop\n")  # no ask at all: exit 1
     if none.returncode != 1:
         failures.append(f"an empty trace exited {none.returncode}, expected 1")
     for f in failures:
