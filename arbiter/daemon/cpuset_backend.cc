@@ -65,19 +65,20 @@ class CpusetBackend final : public Backend {
         return true;
     }
 
+    // The hand-over path: control files kept open (Sys::writeControlFile).
     bool moveToCore(pid_t tid, int core, std::string* error) override {
-        return write(coreDir(core) + "/" + threadsFile(), std::to_string(tid), error);
+        return writeControl(coreDir(core) + "/" + threadsFile(), std::to_string(tid), error);
     }
 
     bool moveToUnmanaged(pid_t tid, std::string* error) override {
-        return write(unmanagedDir() + "/" + threadsFile(), std::to_string(tid), error);
+        return writeControl(unmanagedDir() + "/" + threadsFile(), std::to_string(tid), error);
     }
 
     bool setGrantedCores(const std::set<int>& granted, std::string* error) override {
         std::vector<int> cpus;
         for (int c : cfg_.all)
             if (!granted.count(c)) cpus.push_back(c);
-        return write(unmanagedDir() + "/cpuset.cpus", arbpolicy::formatCpuList(cpus), error);
+        return writeControl(unmanagedDir() + "/cpuset.cpus", arbpolicy::formatCpuList(cpus), error);
     }
 
     void flush() override { sys_.flush(); }
@@ -102,11 +103,16 @@ class CpusetBackend final : public Backend {
     const char* threadsFile() const { return v2_ ? "cgroup.threads" : "tasks"; }
 
     bool write(const std::string& path, const std::string& data, std::string* error) {
-        if (int e = sys_.writeFile(path, data)) {
-            if (error) *error = sysError("write", path, e) + " (value " + data + ")";
-            return false;
-        }
-        return true;
+        return written(sys_.writeFile(path, data), path, data, error);
+    }
+    bool writeControl(const std::string& path, const std::string& data, std::string* error) {
+        return written(sys_.writeControlFile(path, data), path, data, error);
+    }
+    // A write's result as this layer reports it: true, or false with the path and value.
+    static bool written(int e, const std::string& path, const std::string& data,
+                        std::string* error) {
+        if (e && error) *error = sysError("write", path, e) + " (value " + data + ")";
+        return e == 0;
     }
 
     bool read(const std::string& path, std::string* out, std::string* error) {

@@ -7,15 +7,26 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <sstream>
+#include <unordered_map>
 
 namespace arbd {
 namespace {
 
+// cgroupfs magic numbers (linux/magic.h): the files worth keeping open.
+constexpr long kCgroupMagic = 0x27e0eb;
+constexpr long kCgroup2Magic = 0x63677270;
+
+// Used by the arbiter's one event-loop thread (not thread-safe: controlFds_).
 class RealSys final : public Sys {
   public:
+    ~RealSys() override {
+        for (auto& [path, fd] : controlFds_)
+            if (fd >= 0) close(fd);
+    }
     int readFile(const std::string& path, std::string* out) override {
         int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
         if (fd < 0) return errno;
@@ -41,8 +52,35 @@ class RealSys final : public Sys {
     int appendFile(const std::string& path, const std::string& data) override {
         return writeWith(path, data, O_WRONLY | O_CREAT | O_APPEND);
     }
+    // A cgroup file stays open (controlFds_); the value goes in with one pwrite at offset 0, as a
+    // fresh open's write would (cgroup files take each write whole and ignore the offset). A
+    // write that finds the cgroup gone (ENODEV: removed, perhaps made again) opens it afresh once.
+    int writeControlFile(const std::string& path, const std::string& data) override {
+        auto it = controlFds_.find(path);
+        if (it == controlFds_.end()) it = controlFds_.emplace(path, openControl(path)).first;
+        if (it->second < 0) return writeFile(path, data);  // not a cgroup file
+        int e = pwriteWhole(it->second, data);
+        if (e == ENODEV) {
+            close(it->second);
+            it->second = openControl(path);
+            e = it->second < 0 ? writeFile(path, data) : pwriteWhole(it->second, data);
+        }
+        return e;
+    }
     int makeDir(const std::string& path) override { return mkdir(path.c_str(), 0755) ? errno : 0; }
-    int removeDir(const std::string& path) override { return rmdir(path.c_str()) ? errno : 0; }
+    // Control files kept open inside go first: an open file pins the removed cgroup's memory.
+    int removeDir(const std::string& path) override {
+        const std::string prefix = path + "/";
+        for (auto it = controlFds_.begin(); it != controlFds_.end();) {
+            if (it->first.compare(0, prefix.size(), prefix) != 0) {
+                ++it;
+                continue;
+            }
+            if (it->second >= 0) close(it->second);
+            it = controlFds_.erase(it);
+        }
+        return rmdir(path.c_str()) ? errno : 0;
+    }
     int removeFile(const std::string& path) override { return unlink(path.c_str()) ? errno : 0; }
     int listDir(const std::string& path, bool dirsOnly, std::vector<std::string>* names) override {
         DIR* d = opendir(path.c_str());
@@ -92,6 +130,22 @@ class RealSys final : public Sys {
 
   private:
     static constexpr int kMaxCpus = 8192;
+    // An open descriptor for a file on cgroupfs, or -1 (another filesystem, or it cannot be
+    // opened: writeFile then reports why).
+    static int openControl(const std::string& path) {
+        int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd < 0) return -1;
+        struct statfs fs;
+        if (fstatfs(fd, &fs) == 0 && (fs.f_type == kCgroupMagic || fs.f_type == kCgroup2Magic))
+            return fd;
+        close(fd);
+        return -1;
+    }
+    static int pwriteWhole(int fd, const std::string& data) {
+        ssize_t n = pwrite(fd, data.data(), data.size(), 0);
+        return n < 0 ? errno : (static_cast<size_t>(n) != data.size() ? EIO : 0);
+    }
+    std::unordered_map<std::string, int> controlFds_;  // path -> cgroup file descriptor, or -1
     static int writeWith(const std::string& path, const std::string& data, int flags) {
         int fd = open(path.c_str(), flags | O_CLOEXEC, 0644);
         if (fd < 0) return errno;

@@ -18,6 +18,14 @@ class Sys {
     // Truncates and writes `data` with a single write(2), as cgroup control files require.
     virtual int writeFile(const std::string& path, const std::string& data) = 0;
     virtual int appendFile(const std::string& path, const std::string& data) = 0;
+    // A kernel control file the arbiter writes again and again on its hand-over path (a cpuset's
+    // tasks or cgroup.threads, the unmanaged set's cpuset.cpus): one whole value per write, as
+    // writeFile. The kernel layer keeps a cgroup file open between writes, since opening it walks
+    // the path through cgroupfs and costs about as much as the write itself; other files are
+    // written as by writeFile. The default is writeFile.
+    virtual int writeControlFile(const std::string& path, const std::string& data) {
+        return writeFile(path, data);
+    }
     virtual int makeDir(const std::string& path) = 0;
     virtual int removeDir(const std::string& path) = 0;
     virtual int removeFile(const std::string& path) = 0;
