@@ -246,7 +246,10 @@ class ArbiterChild {
             fprintf(stderr, "arbiter-bench: cannot run %s: %s\n", argv[0], strerror(errno));
             _exit(127);
         }
-        if (pid_ < 0) return;
+        if (pid_ < 0) {
+            forkError_ = errno;
+            return;
+        }
         waitFor([&] {
             if (waitpid(pid_, &status_, WNOHANG) == pid_) {
                 pid_ = -1;  // reaped: nothing left to stop
@@ -269,17 +272,17 @@ class ArbiterChild {
     // Why the arbiter is not there (it exited, or could not be started), or empty.
     std::string gone() const {
         if (pid_ > 0) return "";
+        if (forkError_) return std::string("cannot fork core-arbiter: ") + strerror(forkError_);
         if (WIFEXITED(status_))
             return "core-arbiter exited with status " + std::to_string(WEXITSTATUS(status_));
-        return WIFSIGNALED(status_)
-                   ? "core-arbiter died of signal " + std::to_string(WTERMSIG(status_))
-                   : "cannot start core-arbiter";
+        return "core-arbiter died of signal " + std::to_string(WTERMSIG(status_));
     }
 
   private:
     static int socket_unix() { return socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0); }
     pid_t pid_;
-    int status_ = 0;
+    int status_ = 0;     // waitpid's, once it exited
+    int forkError_ = 0;  // errno of a failed fork (then it never ran)
 };
 
 }  // namespace
