@@ -55,11 +55,9 @@ done
 for n in "$rate" "$duration" "$threads" "$connections" "$repeat"; do
   [[ $n =~ ^[0-9]+$ && $n -gt 0 ]] || { echo "run.sh: '$n' is not a positive integer" >&2; exit 2; }
 done
-case $backend in
-  standalone|fake) ;;
-  cgroup-v1|cgroup-v2) [[ $(id -u) -eq 0 ]] || { echo "run.sh: --backend $backend needs root" >&2; exit 2; } ;;
-  *) echo "run.sh: --backend must be standalone, fake, cgroup-v1 or cgroup-v2" >&2; exit 2 ;;
-esac
+# shellcheck source=../lib/server.sh
+source "$(dirname "$0")/../lib/server.sh"
+bench_check_backend run.sh "$backend"
 command -v memcached >/dev/null || { echo "run.sh: memcached not installed (apt-get install memcached)" >&2; exit 2; }
 for b in arbrun arbloadgen; do
   [[ -x $build/bin/$b ]] || { echo "run.sh: $build/bin/$b not found: build first" >&2; exit 2; }
@@ -70,8 +68,6 @@ if [[ -n $baseline ]]; then
   modes=(native baseline arbrun)
 fi
 
-# shellcheck source=../lib/server.sh
-source "$(dirname "$0")/../lib/server.sh"
 bench_scratch idlecpu
 
 # Arbiter backends: one core-arbiter for the whole run, stopped (and its cpusets removed) on exit.

@@ -41,14 +41,9 @@ if [[ -n $baseline && ! -x $baseline/bin/arbrun ]]; then
   exit 2
 fi
 
-case $backend in
-  standalone|fake) ;;
-  cgroup-v1|cgroup-v2) [[ $(id -u) -eq 0 ]] || { echo "wakeups.sh: --backend $backend needs root" >&2; exit 2; } ;;
-  *) echo "wakeups.sh: --backend must be standalone, fake, cgroup-v1 or cgroup-v2" >&2; exit 2 ;;
-esac
-
 # shellcheck source=../lib/server.sh
 source "$here/../lib/server.sh"
+bench_check_backend wakeups.sh "$backend"
 bench_scratch wakeups
 cc -O2 -pthread -o "$work/waiting_program" "$here/waiting_program.c"
 mode_args=(--standalone)

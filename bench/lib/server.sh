@@ -42,6 +42,16 @@ bench_wait_arbiter() {
   exit 1
 }
 
+# bench_check_backend SCRIPT BACKEND: returns when BACKEND is standalone or fake, or cgroup-v1 or
+# cgroup-v2 as root; otherwise exits 2 with one line naming SCRIPT.
+bench_check_backend() {
+  case $2 in
+    standalone|fake) ;;
+    cgroup-v1|cgroup-v2) [[ $(id -u) -eq 0 ]] || { echo "$1: --backend $2 needs root" >&2; exit 2; } ;;
+    *) echo "$1: --backend must be standalone, fake, cgroup-v1 or cgroup-v2" >&2; exit 2 ;;
+  esac
+}
+
 # bench_start_arbiter SCRIPT BACKEND BUILD: starts BUILD's core-arbiter in the background for
 # BACKEND (fake: CPUs 0-3 in a tree under $work, which pins nothing; cgroup-v1 or cgroup-v2: CPUs 0
 # and 1 in a cpuset group of its own, root only), CPU 0 unmanaged, and waits for it. Sets $arbiter
