@@ -636,6 +636,21 @@ std::optional<Clock::time_point> Arbiter::nextDeadline() const {
     return next;
 }
 
+// Release deadlines are asked-at + releaseTimeout, so the last live one belongs to the latest
+// release still awaited. An entry of an earlier grant (a generation that no longer matches) is
+// skipped; it is erased when it falls due.
+std::optional<Clock::time_point> Arbiter::releasePollUntil() const {
+    if (cfg_.releasePoll <= std::chrono::nanoseconds::zero()) return std::nullopt;
+    for (auto it = releaseDeadlines_.rbegin(); it != releaseDeadlines_.rend(); ++it) {
+        auto c = carriers_.find(it->second.carrier);
+        if (c == carriers_.end() || c->second->state != CarrierState::kReleasing ||
+            c->second->generation != it->second.generation)
+            continue;
+        return c->second->releaseAskedAt + cfg_.releasePoll;
+    }
+    return std::nullopt;
+}
+
 // Snapshot for arbctl: granted cores include ones being released; pending releases include forced
 // ones not yet acknowledged.
 arbproto::StatusReply Arbiter::status() const {

@@ -98,6 +98,7 @@ int main(int argc, char** argv) {
     ArbiterConfig config;
     config.managed = settings.managed;
     config.releaseTimeout = settings.releaseTimeout;
+    config.releasePoll = settings.releasePoll;
     config.readoptTimeout = settings.readoptTimeout;
     config.sharePeriod = settings.sharePeriod;
     config.limits = settings.limits;

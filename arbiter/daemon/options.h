@@ -23,6 +23,7 @@ struct Options {
     int reserve = 1;
     std::string configPath;
     int releaseTimeoutMs = 10;
+    int releasePollUs = 200;
     std::string metrics;
     std::string logLevel = "info";
     bool adoptAll = false;
@@ -42,6 +43,7 @@ struct Settings {
     arbpolicy::Topology managed;
     std::optional<arbpolicy::LimitsConfig> limits;
     std::chrono::milliseconds releaseTimeout{10};
+    std::chrono::microseconds releasePoll{200};  // 0 = sleep at once while a release is awaited
     std::chrono::milliseconds readoptTimeout{2000};
     std::chrono::milliseconds sharePeriod{100};  // 0 = odd cores are never time-shared
     std::string socketPath;

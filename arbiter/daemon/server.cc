@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -169,11 +170,21 @@ bool Server::run() {
     int deferredBatches = 0;
     while (!stop_) {
         armTimer();
-        int n = epoll_wait(epoll_, events, 64, deferredBatches ? 0 : -1);
-        if (n == 0 || deferredBatches >= kMaxDeferredBatches) {
+        // While a release is awaited (Arbiter::releasePollUntil), look without sleeping: a sleeping
+        // arbiter reads RELEASE_DONE only after a cross-CPU wake-up of its idle CPU.
+        const auto pollUntil = arbiter_->releasePollUntil();
+        const bool polling = pollUntil && Clock::now() < *pollUntil;
+        int n = epoll_wait(epoll_, events, 64, deferredBatches || polling ? 0 : -1);
+        if ((n == 0 && deferredBatches) || deferredBatches >= kMaxDeferredBatches) {
             arbiter_->flush();
             deferredBatches = 0;
             if (n == 0) continue;
+        }
+        if (n == 0) {
+            // Polling: the releasing process's own threads (its release watcher) may need this
+            // CPU to answer at all; yield it between looks instead of holding it for a time slice.
+            sched_yield();
+            continue;
         }
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) {

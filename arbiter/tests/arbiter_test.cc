@@ -105,6 +105,7 @@ class ArbiterTest : public ::testing::Test {
                       std::chrono::nanoseconds sharePeriod = ArbiterConfig{}.sharePeriod) {
         ArbiterConfig config;
         config.sharePeriod = sharePeriod;
+        config.releasePoll = releasePoll_;
         for (int c : cores) config.managed.cpus.push_back({c, c, 0});
         config.procRoot = proc_;
         config.limits = std::move(limits);
@@ -270,6 +271,7 @@ class ArbiterTest : public ::testing::Test {
     std::unique_ptr<Sys> sys_ = makeRealSys();
     std::unique_ptr<Arbiter> arbiter_;
     Clock::time_point t0_ = Clock::now();
+    std::chrono::nanoseconds releasePoll_ = ArbiterConfig{}.releasePoll;  // for startArbiter
     ConnId next_ = 100;
     std::map<ConnId, uint64_t> sessions_;
     std::map<ConnId, const arbproto::SharedPage*> pages_;
@@ -328,6 +330,43 @@ TEST_F(ArbiterTest, Reclaim_HigherPriorityTakesCoreCooperatively) {
     EXPECT_EQ(arbiter_->nextDeadline(), std::nullopt);  // the release's deadline is gone
     arbiter_->onTimer(t0_ + 1s);
     EXPECT_EQ(arbiter_->counters().forcedReclaims, 0u);
+}
+
+TEST_F(ArbiterTest, ReleasePoll_NoneWhileNothingIsAskedBack) {
+    EXPECT_EQ(ArbiterConfig{}.releasePoll, 200us);
+    startArbiter({1, 2});
+    addProcess(500, {501});
+    ConnId s = hello(500);
+    ConnId a = carrier(s, 500, 501);
+    request(s, 0, 2);
+    ASSERT_TRUE(granted(a));
+    EXPECT_EQ(arbiter_->releasePollUntil(), std::nullopt);  // a grant alone: the server sleeps
+}
+
+TEST_F(ArbiterTest, ReleasePoll_LastsFromTheAskUntilTheAcknowledgement) {
+    auto [low, lowCarrier, high, highCarrier, gen] = contestOneCore();
+    ASSERT_TRUE(releaseAsked(low, 1));
+    EXPECT_EQ(arbiter_->releasePollUntil(), t0_ + 200us);
+    send(lowCarrier, arbproto::ReleaseDone{1, gen}, t0_ + 50us);
+    EXPECT_EQ(arbiter_->releasePollUntil(), std::nullopt);
+}
+
+TEST_F(ArbiterTest, ReleasePoll_EndsWithAForcedReclaim) {
+    auto [low, lowCarrier, high, highCarrier, gen] = contestOneCore();
+    ASSERT_EQ(arbiter_->releasePollUntil(), t0_ + 200us);
+    arbiter_->onTimer(t0_ + 10ms);
+    arbiter_->flush();
+    EXPECT_EQ(arbiter_->counters().forcedReclaims, 1u);
+    EXPECT_TRUE(granted(highCarrier));
+    EXPECT_TRUE(releaseAsked(low, 1));  // still up until the late acknowledgement, but not polled
+    EXPECT_EQ(arbiter_->releasePollUntil(), std::nullopt);
+}
+
+TEST_F(ArbiterTest, ReleasePoll_ZeroNeverPolls) {
+    releasePoll_ = 0ns;
+    auto [low, lowCarrier, high, highCarrier, gen] = contestOneCore();
+    ASSERT_TRUE(releaseAsked(low, 1));
+    EXPECT_EQ(arbiter_->releasePollUntil(), std::nullopt);
 }
 
 TEST_F(ArbiterTest, Flush_AHandOverLeavesTheUnmanagedSetUnwritten) {

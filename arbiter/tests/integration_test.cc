@@ -450,7 +450,8 @@ TEST_F(IntegrationTest, Daemon_BadOptionsExitTwoWithOneLine) {
          {"--reserve 0", "--reserve x", "--cpus abc", "--cpus 0-4 --reserve 5",
           "--release-timeout 0", "--metrics 10.0.0.1:80", "--metrics localhost:99999",
           "--log-level loud", "--backend nope", "--frobnicate", "--config /nonexistent",
-          "--cpus 0-5000", "--share-period -1", "--share-period 1s"}) {
+          "--cpus 0-5000", "--share-period -1", "--share-period 1s", "--release-poll -1",
+          "--release-poll 1ms"}) {
         std::string out;
         EXPECT_EQ(arbtest::runCommand(base + bad, &out), 2) << bad << ": " << out;
         EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << bad << ": " << out;
@@ -461,7 +462,7 @@ TEST_F(IntegrationTest, Daemon_BadOptionsExitTwoWithOneLine) {
     EXPECT_EQ(arbtest::runCommand(std::string(ARBITER_BIN) + " --help", &out), 0);
     for (const char* option : {"--socket", "--backend", "--cgroup-root", "--cpus", "--reserve",
                                "--config", "--release-timeout", "--metrics", "--log-level",
-                               "--adopt-all-processes", "--share-period"})
+                               "--adopt-all-processes", "--share-period", "--release-poll"})
         EXPECT_NE(out.find(option), std::string::npos) << option;
     EXPECT_FALSE(std::filesystem::exists(socket_));
 }

@@ -1,6 +1,6 @@
 // core-arbiter's command line parsed and resolved in-process (parseOptions, resolveOptions): the
-// --share-period option's default, accepted values and errors. The other options are covered end
-// to end by the integration tests (Daemon_BadOptionsExitTwoWithOneLine).
+// --share-period and --release-poll options' defaults, accepted values and errors. The other
+// options are covered end to end by the integration tests (Daemon_BadOptionsExitTwoWithOneLine).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -92,6 +92,41 @@ TEST_F(OptionsTest, Help_DocumentsSharePeriod) {
     std::string help = ::testing::internal::GetCapturedStdout();
     EXPECT_NE(help.find("--share-period"), std::string::npos) << help;
     EXPECT_NE(help.find("0 = never"), std::string::npos) << help;
+}
+
+TEST_F(OptionsTest, ReleasePoll_DefaultsToTwoHundredMicroseconds) {
+    Settings s;
+    ASSERT_EQ(parse({}, &s), -1);
+    EXPECT_EQ(s.releasePoll, 200us);
+}
+
+TEST_F(OptionsTest, ReleasePoll_AcceptsZeroAndMicroseconds) {
+    Settings s;
+    ASSERT_EQ(parse({"--release-poll", "0"}, &s), -1);
+    EXPECT_EQ(s.releasePoll, 0us);
+    ASSERT_EQ(parse({"--release-poll=10000"}, &s), -1);
+    EXPECT_EQ(s.releasePoll, 10000us);
+}
+
+TEST_F(OptionsTest, ReleasePoll_BadValuesAreOneLineErrors) {
+    for (std::string bad : {"-1", "10001", "abc", "0.5", "", "200us"}) {
+        Settings s;
+        std::string errors;
+        EXPECT_EQ(parse({"--release-poll", bad}, &s, &errors), 2) << bad;
+        EXPECT_EQ(errors.rfind("core-arbiter: ", 0), 0u) << bad << ": " << errors;
+        EXPECT_NE(errors.find("--release-poll"), std::string::npos) << bad << ": " << errors;
+        EXPECT_EQ(std::count(errors.begin(), errors.end(), '\n'), 1) << bad << ": " << errors;
+    }
+}
+
+TEST_F(OptionsTest, Help_DocumentsReleasePoll) {
+    Argv argv({"--help"});
+    Options options;
+    ::testing::internal::CaptureStdout();
+    EXPECT_EQ(parseOptions(argv.argc(), argv.argv(), &options), 0);
+    std::string help = ::testing::internal::GetCapturedStdout();
+    EXPECT_NE(help.find("--release-poll"), std::string::npos) << help;
+    EXPECT_NE(help.find("0 = sleep at once"), std::string::npos) << help;
 }
 
 }  // namespace

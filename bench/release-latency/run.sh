@@ -7,7 +7,8 @@
 # (--time-slice 0: the tenant's threads hold their cores until the forced reclaim).
 #
 # Usage: bench/release-latency/run.sh [--build-dir DIR] [--rounds N] [--threads N]
-#            [--backend fake|cgroup-v1|cgroup-v2] [--cpus LIST] [--trace]
+#            [--backend fake|cgroup-v1|cgroup-v2] [--cpus LIST] [--release-poll US[,US...]]
+#            [--trace]
 #   --build-dir  CMake build tree with bin/{arbrun,core-arbiter,arbctl,compute_tenant}
 #   --rounds     high-priority tenants started one after another (default 100)
 #   --threads    compute threads of the batch tenant (default: one per managed core)
@@ -18,6 +19,9 @@
 #                same under the cgroup2 mount; its root must already offer the cpuset controller
 #                to children: cpuset in /sys/fs/cgroup/cgroup.subtree_control)
 #   --cpus       CPUs the arbiter uses, the lowest one unmanaged (default 0-3 fake, 0-1 cgroup-v*)
+#   --release-poll  the arbiter's --release-poll (how long it looks for the acknowledgement
+#                without sleeping); with several values (0,200) the preemption run is repeated
+#                once per value, so they compare in one run (default: the arbiter's own default)
 #   --trace      (root, tracefs) also trace the preemption run's arbiter and batch tenant in a
 #                tracefs instance of their own (removed afterwards) and print where each release's
 #                time goes: the release watcher running, its signal, the carrier taking it,
@@ -34,6 +38,7 @@ threads=
 backend=fake
 cpus=
 trace=0
+polls=
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build-dir) build=${2:?--build-dir needs a directory}; shift ;;
@@ -41,6 +46,7 @@ while [[ $# -gt 0 ]]; do
     --threads) threads=${2:?--threads needs a count}; shift ;;
     --backend) backend=${2:?--backend needs fake, cgroup-v1 or cgroup-v2}; shift ;;
     --cpus) cpus=${2:?--cpus needs a list}; shift ;;
+    --release-poll) polls=${2:?--release-poll needs microseconds}; shift ;;
     --trace) trace=1 ;;
     -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
@@ -64,6 +70,13 @@ case $backend in
            "(echo +cpuset > $cpuset_mount/cgroup.subtree_control)" >&2; exit 2; } ;;
   *) echo "run.sh: --backend must be fake, cgroup-v1 or cgroup-v2" >&2; exit 2 ;;
 esac
+poll_values=()
+if [[ -n $polls ]]; then
+  IFS=, read -r -a poll_values <<<"$polls"
+  for v in "${poll_values[@]}"; do
+    [[ $v =~ ^[0-9]+$ ]] || { echo "run.sh: --release-poll takes microseconds, e.g. 0,200 (got '$polls')" >&2; exit 2; }
+  done
+fi
 tracefs=
 if (( trace )); then
   [[ $(id -u) -eq 0 ]] || { echo "run.sh: --trace needs root" >&2; exit 2; }
@@ -134,13 +147,16 @@ stop_trace() {  # stop_trace FILE: stops, keeps the text trace, removes the inst
   instance=
 }
 
-# measure MODE TIME_SLICE: one arbiter, one batch tenant, ROUNDS high-priority tenants.
+# measure MODE TIME_SLICE [POLL_US]: one arbiter, one batch tenant, ROUNDS high-priority tenants.
 measure() {
-  local mode=$1 slice=$2 dir=$work/$1
+  local mode=$1 slice=$2 poll=${3:-} tag=${1//[\/=]/-}
+  local dir=$work/$tag
+  local poll_option=()
+  [[ -n $poll ]] && poll_option=(--release-poll "$poll")
   mkdir -p "$dir"
   local cgroot=$dir/cg
   if [[ $backend == cgroup-v* ]]; then
-    cgroot=$cpuset_mount/arbrun-bench-$$-$mode
+    cgroot=$cpuset_mount/arbrun-bench-$$-$tag
     cgroups+=("$cgroot")
   else
     mkdir -p "$cgroot"
@@ -148,7 +164,7 @@ measure() {
   local sock=$dir/arb.sock
   "$bin/core-arbiter" --backend "$backend" --cgroup-root "$cgroot" --cpus "$cpus" --reserve 1 \
       --socket "$sock" --metrics "$dir/metrics.txt" --release-timeout 10 --log-level warn \
-      2>"$dir/arbiter.log" &
+      "${poll_option[@]}" 2>"$dir/arbiter.log" &
   local arbiter=$!
   pids+=("$arbiter")
   bench_wait_arbiter run.sh "$sock" "$dir/arbiter.log"
@@ -162,14 +178,16 @@ measure() {
     sleep 0.05
   done
   sleep 0.2
-  if (( trace )) && [[ $mode == preempt ]]; then start_trace "$arbiter" "$tenant"; fi
+  if (( trace )) && [[ $mode == preempt* && -z $instance && ! -e $work/trace.txt ]]; then
+    start_trace "$arbiter" "$tenant"
+  fi
   for ((i = 1; i <= rounds; i++)); do
     "$bin/arbrun" --arbiter "$sock" --priority 0 --cores "$take" -- sleep 0.02 2>>"$dir/hi.err" ||
       { echo "run.sh: high-priority tenant $i failed: $(tail -2 "$dir/hi.err")" >&2; exit 1; }
     sleep 0.02  # the batch tenant gets its cores back before the next round
     (( i % 20 == 0 )) && echo "  $mode: round $i/$rounds" >&2
   done
-  if [[ -n $instance ]]; then stop_trace "$dir/trace.txt"; fi
+  if [[ -n $instance ]]; then stop_trace "$work/trace.txt"; fi
   sleep 1.2  # the arbiter rewrites its metrics file every second
   kill -0 "$tenant" 2>/dev/null || { echo "run.sh: the batch tenant died: $(tail -3 "$dir/tenant.err")" >&2; exit 1; }
   local m=$dir/metrics.txt
@@ -178,7 +196,7 @@ measure() {
   p99=$(metric "$m" 'arbiter_release_latency_recent_seconds{quantile="0.99"}')
   releases=$(metric "$m" arbiter_releases_total)
   forced=$(metric "$m" arbiter_forced_reclaims_total)
-  printf '%-12s %8s %8s %12.1f %12.1f\n' "$mode" "$releases" "$forced" \
+  printf '%-18s %8s %8s %12.1f %12.1f\n' "$mode" "$releases" "$forced" \
       "$(awk -v s="$p50" 'BEGIN { print s * 1e6 }')" "$(awk -v s="$p99" 'BEGIN { print s * 1e6 }')"
   kill "$tenant" "$arbiter" 2>/dev/null || true
   wait "$tenant" "$arbiter" 2>/dev/null || true
@@ -187,11 +205,15 @@ measure() {
 echo "== release latency ($backend backend, CPUs $cpus): batch tenant of $threads compute threads," \
      "$rounds high-priority tenants taking $take of $managed managed cores each;" \
      "load $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-12s %8s %8s %12s %12s\n' mode releases forced "p50 (us)" "p99 (us)"
-measure preempt 10000
+printf '%-18s %8s %8s %12s %12s\n' mode releases forced "p50 (us)" "p99 (us)"
+if (( ${#poll_values[@]} )); then
+  for v in "${poll_values[@]}"; do measure "preempt/poll=$v" 10000 "$v"; done
+else
+  measure preempt 10000
+fi
 measure cooperative 0
 echo "(p50/p99 over cooperative releases; forced = reclaimed by the arbiter after its 10 ms timeout)"
 if (( trace )); then
-  echo "== where the preemption run's releases spent their time (ftrace)"
-  python3 "$root/bench/release-latency/steps.py" "$work/preempt/trace.txt" "${traced_pids[@]}"
+  echo "== where the (first) preemption run's releases spent their time (ftrace)"
+  python3 "$root/bench/release-latency/steps.py" "$work/trace.txt" "${traced_pids[@]}"
 fi

@@ -69,8 +69,10 @@ bool actOnReleaseRequests(std::vector<PendingRelease>* pendingByCore, uint64_t b
         }
         pending = true;
         if (p.sinceTsc == 0) p.sinceTsc = rdtsc();
-        wakeCarrier(core);
+        // The signal first: a computing runner is the slow case, and waking the carrier costs a
+        // futex call that only an idle or parked carrier needs (it then has no runner to preempt).
         preemptOrAwaitPark(core, c, &p, budgetTicks);
+        wakeCarrier(core);
     }
     return pending;
 }
