@@ -7,7 +7,17 @@
 # median added by arbrun. Prints the load average before and after: on a shared machine compare
 # only numbers taken together.
 #
-# Usage: bench/startup/compare.sh [--build DIR] [--baseline DIR] [-n ROUNDS] [-- EXTRA_ARBRUN_OPTIONS...]
+# With --breakdown, three more rows say where arbrun's added time goes:
+#   floor-exec    a static program without libc that exits at once: the kernel's fork/exec/exit
+#   floor-glibc   a static glibc program whose main returns: adds glibc's own start-up
+#   preload-true  /bin/true exec'd directly with arbrun's environment (LD_PRELOAD and ARBRUN_*):
+#                 the preload library and runtime without arbrun's own process
+# then "arbrun's own process" (arbrun-true - preload-true) and "preload library" (preload-true -
+# native-true). How many CPUID instructions a start executes, and what one costs here (each traps
+# to the hypervisor in a VM): bench/startup/cpuid_count.c (built as bin/startup_cpuid_count).
+#
+# Usage: bench/startup/compare.sh [--build DIR] [--baseline DIR] [-n ROUNDS] [--breakdown]
+#                                 [-- EXTRA_ARBRUN_OPTIONS...]
 #   --build DIR     the CMake build tree with bin/arbrun and lib/libarbrun.so (default <repo>/build;
 #                   build them: cmake --build DIR --target arbrun arbrun_preload)
 #   --baseline DIR  another such tree (say, main's): its arbrun runs in the same rounds, so a change
@@ -21,13 +31,15 @@ build=$root/build
 rounds=200
 baseline=
 extra=()
+breakdown=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build) build=${2:?--build needs a directory}; shift ;;
     --baseline) baseline=${2:?--baseline needs a directory}; shift ;;
     -n) rounds=${2:?-n needs a number}; shift ;;
+    --breakdown) breakdown=1 ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "compare.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -47,10 +59,30 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/arbrun-startup.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 cc -O2 -o "$tmp/spawn_time" "$here/spawn_time.c"
 cc -O2 -pthread -o "$tmp/threads4" "$here/threads4.c"
+preload_env=()
+if (( breakdown )); then
+  # arbrun --verbose prints the exact environment it execs the program with, one line.
+  # (--verbose's own setting is put back to what a plain run gets.)
+  verbose_run=$("$arbrun" --standalone --verbose "${extra[@]}" -- /bin/true 2>&1)
+  line=$(grep -m1 "^arbrun: running" <<<"$verbose_run" || true)
+  read -r -a preload_env <<<"${line#*with }"
+  preload_env=("${preload_env[@]/#ARBRUN_VERBOSE=1/ARBRUN_VERBOSE=0}")
+  [[ ${#preload_env[@]} -gt 0 && ${preload_env[-1]} == LD_PRELOAD=* ]] || {
+    echo "compare.sh: cannot read arbrun's environment from: $line" >&2; exit 1; }
+  printf 'int main(void) { return 0; }\n' >"$tmp/hello.c"
+  cc -O2 -static -o "$tmp/floor_glibc" "$tmp/hello.c"
+  printf 'void _start(void) { __asm__ volatile("mov $60, %%eax; xor %%edi, %%edi; syscall"); }\n' \
+    >"$tmp/nolibc.c"
+  cc -O2 -static -nostdlib -o "$tmp/floor_exec" "$tmp/nolibc.c"
+fi
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 commands=(native-true /bin/true ::: arbrun-true "$arbrun" --standalone "${extra[@]}" -- /bin/true :::
   native-threads4 "$tmp/threads4" ::: arbrun-threads4 "$arbrun" --standalone "${extra[@]}" -- "$tmp/threads4")
+if (( breakdown )); then
+  commands+=(::: floor-exec "$tmp/floor_exec" ::: floor-glibc "$tmp/floor_glibc" :::
+    preload-true "${preload_env[@]}" /bin/true)
+fi
 if [[ -n $baseline ]]; then
   commands+=(::: baseline-true "$baseline/bin/arbrun" --standalone "${extra[@]}" -- /bin/true :::
     baseline-threads4 "$baseline/bin/arbrun" --standalone "${extra[@]}" -- "$tmp/threads4")
@@ -68,3 +100,9 @@ for prog in true threads4; do
         w ",", p ":", a - n, n, a, ca - cn }'
   done
 done
+if (( breakdown )); then
+  awk -v a="$(median arbrun-true)" -v p="$(median preload-true)" -v n="$(median native-true)" \
+      -v fe="$(median floor-exec)" -v fg="$(median floor-glibc)" 'BEGIN {
+    printf "where arbrun-true goes: arbrun\x27s own process %.0f us, preload library %.0f us\n", a - p, p - n
+    printf "a process start here: %.0f us bare (floor-exec), %.0f us with glibc\x27s start-up (floor-glibc)\n", fe, fg }'
+fi
