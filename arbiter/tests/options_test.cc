@@ -49,14 +49,39 @@ class OptionsTest : public ::testing::Test {
         EXPECT_TRUE(resolveOptions(options, *sys_, settings, &why)) << why;
         return status;
     }
+    // Each bad value of `option` (and the option without one) is refused with exit status 2 and
+    // one line that starts with the program's name and names the option.
+    void expectRefused(const std::string& option, const std::vector<std::string>& badValues) {
+        for (const std::string& bad : badValues) {
+            Settings s;
+            std::string errors;
+            EXPECT_EQ(parse({option, bad}, &s, &errors), 2) << bad;
+            EXPECT_EQ(errors.rfind("core-arbiter: ", 0), 0u) << bad << ": " << errors;
+            EXPECT_NE(errors.find(option), std::string::npos) << bad << ": " << errors;
+            EXPECT_EQ(std::count(errors.begin(), errors.end(), '\n'), 1) << bad << ": " << errors;
+        }
+        std::string errors;
+        Settings s;
+        EXPECT_EQ(parse({option}, &s, &errors), 2);
+        EXPECT_NE(errors.find(option), std::string::npos) << errors;
+    }
+    // What --help prints (exit status 0).
+    static std::string helpText() {
+        Argv argv({"--help"});
+        Options options;
+        ::testing::internal::CaptureStdout();
+        EXPECT_EQ(parseOptions(argv.argc(), argv.argv(), &options), 0);
+        return ::testing::internal::GetCapturedStdout();
+    }
     arbtest::TempDir dir_;
     std::unique_ptr<Sys> sys_ = makeRealSys();
 };
 
-TEST_F(OptionsTest, SharePeriod_DefaultsToOneHundredMilliseconds) {
+TEST_F(OptionsTest, Defaults_SharePeriod100msReleasePoll200us) {
     Settings s;
     ASSERT_EQ(parse({}, &s), -1);
     EXPECT_EQ(s.sharePeriod, 100ms);
+    EXPECT_EQ(s.releasePoll, 200us);
 }
 
 TEST_F(OptionsTest, SharePeriod_AcceptsZeroAndMilliseconds) {
@@ -70,34 +95,13 @@ TEST_F(OptionsTest, SharePeriod_AcceptsZeroAndMilliseconds) {
 }
 
 TEST_F(OptionsTest, SharePeriod_BadValuesAreOneLineErrors) {
-    for (std::string bad : {"-1", "60001", "abc", "1.5", "", "100ms"}) {
-        Settings s;
-        std::string errors;
-        EXPECT_EQ(parse({"--share-period", bad}, &s, &errors), 2) << bad;
-        EXPECT_EQ(errors.rfind("core-arbiter: ", 0), 0u) << bad << ": " << errors;
-        EXPECT_NE(errors.find("--share-period"), std::string::npos) << bad << ": " << errors;
-        EXPECT_EQ(std::count(errors.begin(), errors.end(), '\n'), 1) << bad << ": " << errors;
-    }
-    std::string errors;
-    Settings s;
-    EXPECT_EQ(parse({"--share-period"}, &s, &errors), 2);
-    EXPECT_NE(errors.find("--share-period"), std::string::npos) << errors;
+    expectRefused("--share-period", {"-1", "60001", "abc", "1.5", "", "100ms"});
 }
 
 TEST_F(OptionsTest, Help_DocumentsSharePeriod) {
-    Argv argv({"--help"});
-    Options options;
-    ::testing::internal::CaptureStdout();
-    EXPECT_EQ(parseOptions(argv.argc(), argv.argv(), &options), 0);
-    std::string help = ::testing::internal::GetCapturedStdout();
+    const std::string help = helpText();
     EXPECT_NE(help.find("--share-period"), std::string::npos) << help;
     EXPECT_NE(help.find("0 = never"), std::string::npos) << help;
-}
-
-TEST_F(OptionsTest, ReleasePoll_DefaultsToTwoHundredMicroseconds) {
-    Settings s;
-    ASSERT_EQ(parse({}, &s), -1);
-    EXPECT_EQ(s.releasePoll, 200us);
 }
 
 TEST_F(OptionsTest, ReleasePoll_AcceptsZeroAndMicroseconds) {
@@ -109,22 +113,11 @@ TEST_F(OptionsTest, ReleasePoll_AcceptsZeroAndMicroseconds) {
 }
 
 TEST_F(OptionsTest, ReleasePoll_BadValuesAreOneLineErrors) {
-    for (std::string bad : {"-1", "10001", "abc", "0.5", "", "200us"}) {
-        Settings s;
-        std::string errors;
-        EXPECT_EQ(parse({"--release-poll", bad}, &s, &errors), 2) << bad;
-        EXPECT_EQ(errors.rfind("core-arbiter: ", 0), 0u) << bad << ": " << errors;
-        EXPECT_NE(errors.find("--release-poll"), std::string::npos) << bad << ": " << errors;
-        EXPECT_EQ(std::count(errors.begin(), errors.end(), '\n'), 1) << bad << ": " << errors;
-    }
+    expectRefused("--release-poll", {"-1", "10001", "abc", "0.5", "", "200us"});
 }
 
 TEST_F(OptionsTest, Help_DocumentsReleasePoll) {
-    Argv argv({"--help"});
-    Options options;
-    ::testing::internal::CaptureStdout();
-    EXPECT_EQ(parseOptions(argv.argc(), argv.argv(), &options), 0);
-    std::string help = ::testing::internal::GetCapturedStdout();
+    const std::string help = helpText();
     EXPECT_NE(help.find("--release-poll"), std::string::npos) << help;
     EXPECT_NE(help.find("0 = sleep at once"), std::string::npos) << help;
 }
