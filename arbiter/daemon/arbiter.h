@@ -135,7 +135,7 @@ class Arbiter {
         uint64_t ref = 0;  // session (kProcess) or carrier id (kCarrier)
     };
     void hello(ConnId conn, Conn& c, const arbproto::Hello& m);
-    void attach(ConnId conn, Conn& c, const arbproto::Attach& m);
+    bool attach(ConnId conn, Conn& c, const arbproto::Attach& m, arbproto::AttachReply* reply);
     bool claim(Process& p, Carrier& carrier, int core, arbproto::AttachReply* reply);
     void setRequest(ConnId conn, Process& p, const arbproto::SetRequest& m, Clock::time_point now);
     void releaseDone(Carrier& carrier, const arbproto::ReleaseDone& m, Clock::time_point now);

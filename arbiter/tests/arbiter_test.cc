@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 
 #include "arbiter.h"
 #include "log.h"
@@ -68,6 +69,7 @@ class FakeTransport final : public Transport {
         for (auto& [conn, fd] : fds) close(fd);
     }
     void send(ConnId conn, const ServerMessage& m, int passFd) override {
+        if (onSend) onSend(conn, m);
         sent[conn].push_back(m);
         if (passFd >= 0) fds[conn] = passFd;
     }
@@ -86,6 +88,7 @@ class FakeTransport final : public Transport {
             for (const auto& m : it->second) n += std::holds_alternative<T>(m);
         return n;
     }
+    std::function<void(ConnId, const ServerMessage&)> onSend;  // called before recording
     std::map<ConnId, std::vector<ServerMessage>> sent;
     std::map<ConnId, int> fds;
     std::set<ConnId> closed;
@@ -367,6 +370,30 @@ TEST_F(ArbiterTest, ReleasePoll_ZeroNeverPolls) {
     auto [low, lowCarrier, high, highCarrier, gen] = contestOneCore();
     ASSERT_TRUE(releaseAsked(low, 1));
     EXPECT_EQ(arbiter_->releasePollUntil(), std::nullopt);
+}
+
+TEST_F(ArbiterTest, Attach_TheReleaseItStartsIsAskedBeforeTheReply) {
+    startArbiter({1});
+    addProcess(600, {601});
+    addProcess(700, {701});
+    ConnId low = hello(600);
+    ConnId lowCarrier = carrier(low, 600, 601);
+    request(low, 7, 1);
+    ASSERT_TRUE(granted(lowCarrier));
+    ConnId high = hello(700);
+    request(high, 0, 1);  // no carrier yet: nothing to give it a core to
+    EXPECT_FALSE(releaseAsked(low, 1));
+    int repliesSeen = 0;
+    bool askedAtReply = false;
+    transport_.onSend = [&](ConnId, const ServerMessage& m) {
+        if (!std::holds_alternative<arbproto::AttachReply>(m)) return;
+        repliesSeen++;
+        askedAtReply = releaseAsked(low, 1);
+    };
+    carrier(high, 700, 701, /*block=*/false);
+    transport_.onSend = nullptr;
+    EXPECT_EQ(repliesSeen, 1);
+    EXPECT_TRUE(askedAtReply);
 }
 
 TEST_F(ArbiterTest, Flush_AHandOverLeavesTheUnmanagedSetUnwritten) {
