@@ -2,6 +2,7 @@
 // superoptions". The optional fields vary in number, so the type is found after the " - ".
 #include "cgroup_mounts.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace arbrun {
@@ -45,8 +46,10 @@ bool parseLine(const std::string& line, CgroupMount* mount) {
     if (fsType != "cgroup" && fsType != "cgroup2") return false;
     mount->version = fsType == "cgroup2" ? 2 : 1;
     mount->mountPoint = decodeOctal(mountPoint);
-    mount->controllers =
-        mount->version == 1 ? splitOptions(superOptions) : std::vector<std::string>{};
+    const std::vector<std::string> options = splitOptions(superOptions);
+    mount->favorDynmods =
+        std::find(options.begin(), options.end(), "favordynmods") != options.end();
+    mount->controllers = mount->version == 1 ? options : std::vector<std::string>{};
     return true;
 }
 

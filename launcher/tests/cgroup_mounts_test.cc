@@ -27,6 +27,19 @@ TEST(ParseCgroupMounts, HybridHost) {
     EXPECT_TRUE(mounts[3].controllers.empty());
 }
 
+TEST(ParseCgroupMounts, FavorDynmodsOnEitherVersion) {
+    const auto mounts = parseCgroupMounts(
+        "34 31 0:31 / /sys/fs/cgroup/cpuset rw - cgroup cgroup rw,cpuset\n"
+        "41 31 0:38 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw,nsdelegate,favordynmods\n"
+        "42 31 0:39 / /sys/fs/cgroup/v1fav rw - cgroup cgroup rw,favordynmods,cpu\n"
+        "43 31 0:40 / /sys/fs/cgroup/notquite rw - cgroup2 cgroup2 rw,favordynmodsx\n");
+    ASSERT_EQ(mounts.size(), 4u);
+    EXPECT_FALSE(mounts[0].favorDynmods);
+    EXPECT_TRUE(mounts[1].favorDynmods);
+    EXPECT_TRUE(mounts[2].favorDynmods);
+    EXPECT_FALSE(mounts[3].favorDynmods);  // a whole option only
+}
+
 TEST(ParseCgroupMounts, SeveralOptionalFields) {
     const auto mounts = parseCgroupMounts(
         "30 23 0:26 / /sys/fs/cgroup rw,nosuid shared:4 master:1 propagate_from:2 - cgroup2 "

@@ -19,7 +19,7 @@ class FakeProbe : public SystemProbe {
     std::map<std::string, std::string> files = {
         {"/proc/self/mountinfo",
          "23 1 8:1 / / rw - ext4 /dev/sda1 rw\n"
-         "30 23 0:26 / /sys/fs/cgroup rw shared:4 - cgroup2 cgroup2 rw,nsdelegate\n"},
+         "30 23 0:26 / /sys/fs/cgroup rw shared:4 - cgroup2 cgroup2 rw,nsdelegate,favordynmods\n"},
         {"/sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n"},
         {"/sys/fs/cgroup/cgroup.subtree_control", "cpuset cpu memory\n"},
     };
@@ -64,8 +64,8 @@ using Verdict = Check::Verdict;
 TEST(RunChecks, HealthyHostIsAllOk) {
     FakeProbe probe;
     const auto checks = runChecks(probe, kSocket);
-    ASSERT_EQ(checks.size(), 8u);
-    const char* order[] = {"fsgsbase", "glibc",   "syscalls", "cgroups",
+    ASSERT_EQ(checks.size(), 9u);
+    const char* order[] = {"fsgsbase", "glibc",   "syscalls", "cgroups", "moves",
                            "root",     "arbiter", "preload",  "runtimes"};
     for (size_t i = 0; i < checks.size(); ++i) {
         EXPECT_EQ(checks[i].name, order[i]);
@@ -94,6 +94,8 @@ TEST(FormatReport, OneLinePerCheckAndASummary) {
         "waits, JIT code) wait at user level like the pthread API (syscall user dispatch)\n"
         "OK    cgroups   cgroup v2 at /sys/fs/cgroup with cpuset enabled in "
         "cgroup.subtree_control: core-arbiter --backend auto uses cgroup-v2 (isolated cores)\n"
+        "OK    moves     favordynmods is on (/sys/fs/cgroup): moving a carrier between cpusets "
+        "never waits for the kernel\n"
         "OK    root      running as root: core-arbiter can use the cpuset backends\n"
         "OK    arbiter   running at /run/arbrun/arbiter.sock: 6 managed cores, 2 processes; "
         "arbrun gets its cores from it\n"
@@ -103,7 +105,7 @@ TEST(FormatReport, OneLinePerCheckAndASummary) {
         "natively (Go's runtime schedules its own threads; arbrun recognises them from their ELF "
         "and says so in one line), as do statically linked programs (they never load the "
         "library)\n"
-        "arbrun doctor: 6 OK, 1 WARN, 1 FAIL\n");
+        "arbrun doctor: 7 OK, 1 WARN, 1 FAIL\n");
     EXPECT_EQ(doctorExitStatus(checks), 1);
 }
 
@@ -239,6 +241,58 @@ TEST(RunChecks, UnreadableMountinfo) {
     const Check c = find(runChecks(probe, kSocket), "cgroups");
     EXPECT_EQ(c.verdict, Verdict::warn);
     EXPECT_EQ(c.detail.rfind("cannot read /proc/self/mountinfo", 0), 0u) << c.detail;
+}
+
+TEST(RunChecks, Moves_FavorDynmodsOffWarnsWithTheFix) {
+    FakeProbe probe;
+    probe.files["/proc/self/mountinfo"] =
+        "23 1 8:1 / / rw - ext4 /dev/sda1 rw\n"
+        "30 23 0:26 / /sys/fs/cgroup rw shared:4 - cgroup2 cgroup2 rw,nsdelegate\n";
+    const Check c = find(runChecks(probe, kSocket), "moves");
+    EXPECT_EQ(c.verdict, Verdict::warn);
+    EXPECT_EQ(c.detail.rfind("favordynmods is off: after a quiet spell", 0), 0u) << c.detail;
+    EXPECT_NE(c.detail.find("fix (as root, Linux >= 6.0): mount -o remount,favordynmods "
+                            "/sys/fs/cgroup (stays on until reboot"),
+              std::string::npos)
+        << c.detail;
+}
+
+TEST(RunChecks, Moves_V1CpusetWithoutCgroup2SuggestsMountingOne) {
+    FakeProbe probe;
+    probe.files = {{"/proc/self/mountinfo",
+                    "34 31 0:31 / /sys/fs/cgroup/cpuset rw - cgroup cgroup rw,cpuset\n"}};
+    const Check c = find(runChecks(probe, kSocket), "moves");
+    EXPECT_EQ(c.verdict, Verdict::warn);
+    EXPECT_NE(c.detail.find("mount -t cgroup2 -o favordynmods cgroup2 <dir>"), std::string::npos)
+        << c.detail;
+}
+
+TEST(RunChecks, Moves_AnyHierarchyWithFavorDynmodsIsEnough) {
+    FakeProbe probe;  // the lock is global: a v2 mount without cpuset still turns it on
+    probe.files = {{"/proc/self/mountinfo",
+                    "34 31 0:31 / /sys/fs/cgroup/cpuset rw - cgroup cgroup rw,cpuset\n"
+                    "41 31 0:38 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw,favordynmods\n"}};
+    const Check c = find(runChecks(probe, kSocket), "moves");
+    EXPECT_EQ(c.verdict, Verdict::ok) << c.detail;
+    EXPECT_NE(c.detail.find("(/sys/fs/cgroup/unified)"), std::string::npos) << c.detail;
+}
+
+TEST(RunChecks, Moves_NoCpusetNothingToMove) {
+    FakeProbe probe;
+    probe.files = {
+        {"/proc/self/mountinfo", "30 23 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n"},
+        {"/sys/fs/cgroup/cgroup.controllers", "cpu io memory\n"}};
+    const Check c = find(runChecks(probe, kSocket), "moves");
+    EXPECT_EQ(c.verdict, Verdict::ok);
+    EXPECT_EQ(c.detail, "no cpuset hierarchy: the arbiter moves no threads");
+}
+
+TEST(RunChecks, Moves_UnreadableMountinfoWarns) {
+    FakeProbe probe;
+    probe.files.clear();
+    const Check c = find(runChecks(probe, kSocket), "moves");
+    EXPECT_EQ(c.verdict, Verdict::warn);
+    EXPECT_EQ(c.detail, "cannot read /proc/self/mountinfo: favordynmods unknown");
 }
 
 TEST(RunChecks, ArbiterDownRunsStandalone) {

@@ -469,8 +469,8 @@ TEST_F(Launcher, DoctorPrintsEveryCheck) {
     const std::string socket = (dir_.path() / "none.sock").string();
     const Result r = arbrun({"doctor", "--arbiter", socket});
     const auto lines = doctorLines(r.out);
-    for (const char* name :
-         {"fsgsbase", "glibc", "syscalls", "cgroups", "root", "arbiter", "preload", "runtimes"}) {
+    for (const char* name : {"fsgsbase", "glibc", "syscalls", "cgroups", "moves", "root", "arbiter",
+                             "preload", "runtimes"}) {
         EXPECT_EQ(lines.count(name), 1u) << name << "\n" << r.out;
     }
     EXPECT_EQ(lines.at("arbiter").rfind("WARN  arbiter   not running at " + socket +
