@@ -65,6 +65,10 @@ std::unique_ptr<Backend> makeAffinityBackend(Sys& sys, const BackendConfig& conf
 struct Detected {
     BackendKind kind;
     std::string cgroupRoot;  // "<mount>/arbrun" for the cgroup kinds
+    // Some cgroup mount has "favordynmods" (Linux 6.0+): moving a thread between cpusets never
+    // waits for an RCU grace period. Without it the first move after a quiet spell does (~6 ms
+    // on a 2-vCPU VM), and a hand-over then stalls the arbiter's loop that long.
+    bool favorDynmods = false;
 };
 Detected detectBackend(Sys& sys, const std::string& procRoot);
 

@@ -91,6 +91,13 @@ class CpusetBackend final : public Backend {
             std::string error;
             if (!dissolvePartition(&error)) logf(LogLevel::kWarn, "%s", error.c_str());
         }
+        // A root this arbiter made goes too, so a clean stop leaves the hierarchy as it found it;
+        // one that was there before (an operator's, or a killed arbiter's) stays.
+        if (createdRoot_) {
+            if (int e = sys_.removeDir(cfg_.root); e != 0 && e != ENOENT)
+                logf(LogLevel::kWarn, "%s", sysError("rmdir", cfg_.root, e).c_str());
+            createdRoot_ = false;
+        }
     }
 
   private:
@@ -132,6 +139,7 @@ class CpusetBackend final : public Backend {
             if (error) *error = sysError("mkdir", cfg_.root, e);
             return false;
         }
+        createdRoot_ = true;
         if (v2_) return true;
         std::string cpus, mems, parent = parentOf(cfg_.root);
         return read(parent + "/cpuset.cpus", &cpus, error) &&
@@ -317,6 +325,7 @@ class CpusetBackend final : public Backend {
     ProcInfo proc_;
     std::string mems_;
     bool partitioned_ = false;  // R is (or may still be) a partition this arbiter made
+    bool createdRoot_ = false;  // R did not exist when this arbiter started: stop() removes it
 };
 
 }  // namespace

@@ -126,6 +126,15 @@ int main(int argc, char** argv) {
     logf(LogLevel::kInfo, "listening on %s; backend %s; managing cpus %s",
          settings.socketPath.c_str(), backendName(settings.backend.kind),
          arbpolicy::formatCpuList(settings.backend.managed).c_str());
+    const bool movesThreads = settings.backend.kind == BackendKind::kCgroupV1 ||
+                              settings.backend.kind == BackendKind::kCgroupV2;
+    if (movesThreads && !settings.favorDynmods) {
+        // Once, at start: the operator's choice (it cannot be undone before a reboot).
+        logf(LogLevel::kWarn,
+             "no cgroup mount has favordynmods: after a quiet spell the kernel makes a thread "
+             "move wait for an RCU grace period (milliseconds), so such a hand-over stalls this "
+             "loop that long; see arbrun doctor");
+    }
     bool ok = server.run();
     arbiter.stop();
     server.close();

@@ -152,6 +152,7 @@ bool resolveOptions(const Options& o, Sys& sys, Settings* s, std::string* error)
     parseLogLevel(o.logLevel, &s->logLevel);
     Detected detected = detectBackend(sys, o.procRoot);
     if (kind == BackendKind::kAuto) kind = detected.kind;
+    s->favorDynmods = detected.favorDynmods;
     s->backend.kind = kind;
     s->backend.root = o.cgroupRoot;
     if (s->backend.root.empty()) {

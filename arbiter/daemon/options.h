@@ -50,6 +50,7 @@ struct Settings {
     int socketGroup = -1;
     std::string metricsPath, metricsAddr;
     LogLevel logLevel = LogLevel::kInfo;
+    bool favorDynmods = false;  // Detected::favorDynmods: thread moves never wait for the kernel
 };
 
 // Checks values and fills in machine-dependent defaults. False with a one-line error on bad input.

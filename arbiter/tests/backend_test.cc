@@ -122,6 +122,30 @@ TEST_F(BackendTest, CpusetV1Start_CreatesMissingRootFromParent) {
     EXPECT_TRUE(std::filesystem::exists(dir_ / "fresh/core-3"));
 }
 
+TEST_F(BackendTest, CpusetStop_RemovesTheRootOnlyWhenItMadeIt) {
+    writeText(dir_ / "cpuset.cpus", "0-3\n");  // the parent plays the hierarchy root
+    writeText(dir_ / "cpuset.mems", "0\n");
+    FakeCgroupSys fake(*real_, dir_.path(), "/proc");  // rmdir as in cgroupfs
+    std::vector<Leftover> leftovers;
+    std::string error;
+    config_.root = dir_ / "fresh";
+    auto made = makeCpusetBackend(fake, config_, false);
+    ASSERT_TRUE(made->start(&leftovers, &error)) << error;
+    ASSERT_TRUE(std::filesystem::exists(dir_ / "fresh/core-3"));
+    made->stop();
+    EXPECT_FALSE(std::filesystem::exists(dir_ / "fresh"));
+    // A root that was there before the arbiter stays after it.
+    std::filesystem::create_directory(dir_ / "kept");
+    writeText(dir_ / "kept/cpuset.cpus", "0-3\n");
+    writeText(dir_ / "kept/cpuset.mems", "0\n");
+    config_.root = dir_ / "kept";
+    auto found = makeCpusetBackend(fake, config_, false);
+    ASSERT_TRUE(found->start(&leftovers, &error)) << error;
+    found->stop();
+    EXPECT_TRUE(std::filesystem::exists(dir_ / "kept"));
+    EXPECT_FALSE(std::filesystem::exists(dir_ / "kept/core-3"));
+}
+
 TEST_F(BackendTest, CpusetV2Start_EnablesControllerAndThreadedSets) {
     makeV2Root();
     auto backend = makeCpusetBackend(*real_, config_, true);
@@ -389,6 +413,27 @@ TEST_F(BackendTest, Detect_PrefersV2WithCpusetThenV1ThenAffinity) {
     EXPECT_EQ(d.cgroupRoot, v2 + "/arbrun");
     writeText(proc + "/self/mounts", "proc /proc proc rw 0 0\n");
     EXPECT_EQ(detectBackend(*real_, proc).kind, BackendKind::kAffinity);
+}
+
+TEST_F(BackendTest, Detect_FavorDynmodsOnAnyCgroupMount) {
+    std::string proc = dir_ / "proc";
+    std::filesystem::create_directories(proc + "/self");
+    const std::string cs = dir_ / "cs";
+    writeText(proc + "/self/mounts", "cgroup " + cs + " cgroup rw,relatime,cpuset 0 0\n");
+    EXPECT_FALSE(detectBackend(*real_, proc).favorDynmods);
+    // On a hierarchy without cpuset, after the one the backend uses: the lock is shared.
+    writeText(proc + "/self/mounts", "cgroup " + cs +
+                                         " cgroup rw,relatime,cpuset 0 0\n"
+                                         "cgroup2 /x cgroup2 rw,nsdelegate,favordynmods 0 0\n");
+    Detected d = detectBackend(*real_, proc);
+    EXPECT_TRUE(d.favorDynmods);
+    EXPECT_EQ(d.kind, BackendKind::kCgroupV1);
+    EXPECT_EQ(d.cgroupRoot, cs + "/arbrun");
+    // Only a whole option, and only on a cgroup file system.
+    writeText(proc + "/self/mounts", "cgroup " + cs +
+                                         " cgroup rw,favordynmodsx,cpuset 0 0\n"
+                                         "tmpfs /t tmpfs rw,favordynmods 0 0\n");
+    EXPECT_FALSE(detectBackend(*real_, proc).favorDynmods);
 }
 
 }  // namespace
