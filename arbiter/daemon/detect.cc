@@ -44,8 +44,8 @@ Detected detectBackend(Sys& sys, const std::string& procRoot) {
         std::istringstream f(line);
         std::string dev, dir, type, opts;
         f >> dev >> dir >> type >> opts;
-        const std::string options = "," + opts + ",";
         if (type != "cgroup" && type != "cgroup2") continue;
+        const std::string options = "," + opts + ",";
         if (options.find(",favordynmods,") != std::string::npos) result.favorDynmods = true;
         if (type == "cgroup2") {
             std::string controllers;

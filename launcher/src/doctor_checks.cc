@@ -74,24 +74,43 @@ bool listsCpuset(const std::optional<std::string>& text) {
     return false;
 }
 
+// What the mount table offers the arbiter's cpuset backends; the cgroups and moves checks read it.
+struct CgroupLayout {
+    std::string v1Cpuset;   // the first v1 hierarchy with the cpuset controller
+    std::string v2;         // the first cgroup2 mount
+    bool v2Offers = false;  // ... and its cgroup.controllers lists cpuset
+    std::string favoring;   // the first mount with favordynmods (the kernel's lock is shared)
+};
+
+// Nullopt when /proc/self/mountinfo cannot be read.
+std::optional<CgroupLayout> readCgroupLayout(SystemProbe& probe) {
+    const std::optional<std::string> mountinfo = probe.readFile("/proc/self/mountinfo");
+    if (!mountinfo) return std::nullopt;
+    CgroupLayout layout;
+    for (const CgroupMount& m : parseCgroupMounts(*mountinfo)) {
+        if (m.version == 1 && layout.v1Cpuset.empty() && contains(m.controllers, "cpuset")) {
+            layout.v1Cpuset = m.mountPoint;
+        }
+        if (m.version == 2 && layout.v2.empty()) layout.v2 = m.mountPoint;
+        if (m.favorDynmods && layout.favoring.empty()) layout.favoring = m.mountPoint;
+    }
+    layout.v2Offers =
+        !layout.v2.empty() && listsCpuset(probe.readFile(layout.v2 + "/cgroup.controllers"));
+    return layout;
+}
+
 // What core-arbiter --backend auto can use, in its own order (arbiter/daemon/detect.cc): v2 with
 // cpuset offered at its root, then a v1 cpuset hierarchy, then affinity only.
 Check checkCgroups(SystemProbe& probe) {
-    const std::optional<std::string> mountinfo = probe.readFile("/proc/self/mountinfo");
-    if (!mountinfo) {
+    const std::optional<CgroupLayout> layout = readCgroupLayout(probe);
+    if (!layout) {
         return {Verdict::warn, "cgroups",
                 "cannot read /proc/self/mountinfo: cpuset support unknown; core-arbiter may "
                 "only have --backend affinity (no isolation)"};
     }
-    const std::vector<CgroupMount> mounts = parseCgroupMounts(*mountinfo);
-    std::string v1Cpuset, v2;
-    for (const CgroupMount& m : mounts) {
-        if (m.version == 1 && v1Cpuset.empty() && contains(m.controllers, "cpuset")) {
-            v1Cpuset = m.mountPoint;
-        }
-        if (m.version == 2 && v2.empty()) v2 = m.mountPoint;
-    }
-    const bool v2Offers = !v2.empty() && listsCpuset(probe.readFile(v2 + "/cgroup.controllers"));
+    const std::string& v1Cpuset = layout->v1Cpuset;
+    const std::string& v2 = layout->v2;
+    const bool v2Offers = layout->v2Offers;
     const bool v2Enables = v2Offers && listsCpuset(probe.readFile(v2 + "/cgroup.subtree_control"));
     const std::string v1Alternative =
         v1Cpuset.empty() ? "" : ", or use --backend cgroup-v1 (v1 cpuset at " + v1Cpuset + ")";
@@ -131,28 +150,19 @@ Check checkCgroups(SystemProbe& probe) {
 // 2-vCPU VM, against ~5 us for a move within a few milliseconds of the last one. favordynmods
 // (on any hierarchy: the lock is shared) keeps it in the mode without that wait.
 Check checkCgroupMoves(SystemProbe& probe) {
-    const std::optional<std::string> mountinfo = probe.readFile("/proc/self/mountinfo");
-    if (!mountinfo) {
+    const std::optional<CgroupLayout> layout = readCgroupLayout(probe);
+    if (!layout) {
         return {Verdict::warn, "moves", "cannot read /proc/self/mountinfo: favordynmods unknown"};
     }
-    const std::vector<CgroupMount> mounts = parseCgroupMounts(*mountinfo);
-    std::string cpuset, favoring, v2;
-    for (const CgroupMount& m : mounts) {
-        if (m.favorDynmods && favoring.empty()) favoring = m.mountPoint;
-        if (m.version == 2 && v2.empty()) v2 = m.mountPoint;
-        const bool offers = m.version == 2
-                                ? listsCpuset(probe.readFile(m.mountPoint + "/cgroup.controllers"))
-                                : contains(m.controllers, "cpuset");
-        if (offers && cpuset.empty()) cpuset = m.mountPoint;
-    }
-    if (cpuset.empty()) {
+    if (layout->v1Cpuset.empty() && !layout->v2Offers) {
         return {Verdict::ok, "moves", "no cpuset hierarchy: the arbiter moves no threads"};
     }
-    if (!favoring.empty()) {
+    if (!layout->favoring.empty()) {
         return {Verdict::ok, "moves",
-                "favordynmods is on (" + favoring +
+                "favordynmods is on (" + layout->favoring +
                     "): moving a carrier between cpusets never waits for the kernel"};
     }
+    const std::string& v2 = layout->v2;
     return {Verdict::warn, "moves",
             "favordynmods is off: after a quiet spell, moving a thread between cpusets waits for "
             "an RCU grace period (milliseconds), so a core hand-over then takes that long; fix "
