@@ -320,6 +320,14 @@ class Experiment:
         """Whether the private arbiter has cpusets (real isolation), once setup() chose it."""
         return self.backend in ("cgroup-v1", "cgroup-v2")
 
+    @property
+    def native_cpus(self):
+        """The CPUs the native configurations run on: the arbiter's whole set (taskset) when it
+        has cpusets, so that both modes get the same CPUs (on a big host, a native server free to
+        use every CPU would also share the load generator's); None with the fake backend, whose
+        CPUs are not the machine's."""
+        return self.cpus if self.isolated else None
+
     def __init__(self, o, arbrun, progress=None):
         self.o = o
         self.arbrun = arbrun
@@ -387,6 +395,8 @@ class Experiment:
                 argv = [self.arbrun, "--arbiter", sock, "--priority", "0", "--cores",
                         self.server_cores, "--trace", trace] + shlex.split(
                             self.o.server_arbrun_args) + ["--"] + argv
+            else:
+                argv = pinned(argv, self.native_cpus)
             argv = ["timeout", "-k", "5", str(int(self.life_s))] + argv
             log = self.log_file(cfg, "server")
             p = Process(argv, stdout=log, stderr=log, cwd=workdir)
@@ -412,6 +422,8 @@ class Experiment:
                 ["--trace", trace] if trace else []) + shlex.split(self.o.batch_arbrun_args) + \
                 ["--"] + list(argv)
             nice = self.arbrun_batch_nice
+        else:
+            argv = pinned(argv, self.native_cpus)
         if nice:
             argv = ["nice", "-n", str(nice)] + argv
         return ["timeout", "-k", "5", str(int(self.life_s))] + argv
@@ -640,6 +652,14 @@ class Experiment:
         self.life_s = o.duration + 120
         return 0, None
 
+    def native_lines(self):
+        """describe()'s line on where the native configurations run (none with the fake backend:
+        they run wherever the harness may)."""
+        if not self.native_cpus:
+            return []
+        return [f"natively: the server and the batch on CPUs {self.native_cpus} (taskset), the "
+                "arbiter's whole set"]
+
     def describe(self):
         o = self.o
         lines = [
@@ -659,6 +679,7 @@ class Experiment:
             "--priority 7"
             + (f" and nice -n {self.arbrun_batch_nice}" if self.arbrun_batch_nice else "")
             + f"; natively nice -n {o.native_batch_nice}",
+            *self.native_lines(),
             f"load: open-loop Poisson, {':'.join(f'{r:g}' for r in o.load)} req/s over "
             f"{o.duration:g} s per configuration, {o.connections} connections, {o.keys} keys of "
             f"{o.value_size} B, {o.get_ratio:g} gets, seed {o.seed}; overall quantiles leave out "

@@ -49,6 +49,21 @@ class ColocateLogicTest(unittest.TestCase):
                          ["taskset", "--cpu-list", "9-15", "arbloadgen", "--port", "1"])
         self.assertEqual(colocate.pinned(("arbloadgen",), None), ["arbloadgen"])
 
+    def test_native_runs_on_the_arbiters_cpus_only_with_cpusets(self):
+        import types
+        e = colocate.Experiment.__new__(colocate.Experiment)
+        e.o = types.SimpleNamespace(native_batch_nice=19, batch_arbrun_args="")
+        e.life_s, e.arbrun, e.arbrun_batch_nice, e.cpus = 130, "arbrun", 0, "0-11"
+        taskset = ["taskset", "--cpu-list", "0-11"]
+        for backend, pin in (("cgroup-v2", taskset), ("cgroup-v1", taskset), ("fake", [])):
+            e.backend = backend
+            self.assertEqual(e.wrap_batch(["w"], "native", None, None),
+                             ["timeout", "-k", "5", "130", "nice", "-n", "19"] + pin + ["w"], backend)
+            arb = e.wrap_batch(["w"], "arbrun", "s", None)
+            self.assertNotIn("taskset", arb, backend)
+            self.assertEqual(arb[4:], ["arbrun", "--arbiter", "s", "--priority", "7", "--", "w"])
+            self.assertEqual(any("taskset" in line for line in e.native_lines()), bool(pin))
+
     def test_backend_choice(self):
         cb = colocate.choose_backend
         self.assertEqual(cb("auto", True, "cgroup-v1", 16, 4)[0], "cgroup-v1")
