@@ -30,6 +30,7 @@ class FakeCgroupSys final : public Sys {
         return base_.listDir(path, dirsOnly, names);
     }
     bool exists(const std::string& path) override { return base_.exists(path); }
+    int threadOfProcess(pid_t pid, pid_t tid) override { return base_.threadOfProcess(pid, tid); }
     int setAffinity(pid_t, const std::vector<int>&) override { return 0; }  // pins nothing
     int getAffinity(pid_t tid, std::vector<int>* cpus) override {
         return base_.getAffinity(tid, cpus);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -96,6 +97,13 @@ class RealSys final : public Sys {
         return 0;
     }
     bool exists(const std::string& path) override { return access(path.c_str(), F_OK) == 0; }
+    // Signal 0 checks existence and thread-group membership only; EPERM (an unprivileged arbiter
+    // and another user's thread) still says the thread is there.
+    int threadOfProcess(pid_t pid, pid_t tid) override {
+        if (pid <= 0 || tid <= 0) return ESRCH;
+        if (syscall(SYS_tgkill, pid, tid, 0) == 0 || errno == EPERM) return 0;
+        return errno;
+    }
     int setAffinity(pid_t tid, const std::vector<int>& cpus) override {
         cpu_set_t* set = CPU_ALLOC(kMaxCpus);
         size_t size = CPU_ALLOC_SIZE(kMaxCpus);
@@ -166,7 +174,10 @@ std::string sysError(const char* op, const std::string& path, int err) {
     return std::string(op) + " " + path + ": " + strerror(err);
 }
 
+// Through the Sys layer's thread check when procfs is the kernel's own (no path walk); through the
+// tree under another --proc-root, which is what tests and a containerised arbiter point at.
 bool ProcInfo::threadBelongsTo(pid_t pid, pid_t tid) {
+    if (root_ == "/proc") return sys_.threadOfProcess(pid, tid) == 0;
     return sys_.exists(root_ + "/" + std::to_string(pid) + "/task/" + std::to_string(tid));
 }
 

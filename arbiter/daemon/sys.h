@@ -3,6 +3,7 @@
 // cpuset membership on a plain directory tree. Every call returns 0 or an errno value.
 #pragma once
 
+#include <errno.h>
 #include <sys/types.h>
 
 #include <memory>
@@ -33,6 +34,13 @@ class Sys {
     virtual int listDir(const std::string& path, bool dirsOnly,
                         std::vector<std::string>* names) = 0;
     virtual bool exists(const std::string& path) = 0;
+    // 0 when `tid` is a live thread of process `pid`, else ESRCH (or another errno). The kernel
+    // layer asks tgkill(pid, tid, 0), which checks both without a path walk: on the ATTACH path
+    // a cold access() of /proc/PID/task/TID took 9-10 us against ~3 us. The default looks in
+    // /proc, as a layer with no kernel of its own would.
+    virtual int threadOfProcess(pid_t pid, pid_t tid) {
+        return exists("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid)) ? 0 : ESRCH;
+    }
     virtual int setAffinity(pid_t tid, const std::vector<int>& cpus) = 0;
     virtual int getAffinity(pid_t tid, std::vector<int>* cpus) = 0;
     // memfd of `size` bytes that allows sealing; *fd set on success.

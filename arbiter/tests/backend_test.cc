@@ -4,8 +4,12 @@
 #include <errno.h>
 #include <gtest/gtest.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
+#include <thread>
 
 #include "backend.h"
 #include "fake_cgroup_sys.h"
@@ -57,6 +61,60 @@ class BackendTest : public ::testing::Test {
     BackendConfig config_;
     std::unique_ptr<Sys> real_ = makeRealSys();
 };
+
+// Under the kernel's /proc the check asks tgkill(pid, tid, 0): a thread of ours is ours, a thread
+// of another process (a child) or one that has exited is not, whatever its tid.
+TEST_F(BackendTest, ProcInfoThreadBelongsTo_KernelProcChecksTheThreadGroup) {
+    ProcInfo proc(*real_, "/proc");
+    EXPECT_TRUE(proc.threadBelongsTo(getpid(), myTid()));
+    pid_t other = 0;
+    std::thread t([&other] { other = myTid(); });
+    t.join();
+    EXPECT_FALSE(proc.threadBelongsTo(getpid(), other));  // exited and joined
+    std::atomic<pid_t> live{0};
+    std::atomic<bool> done{false};
+    std::thread u([&] {
+        live.store(myTid());
+        while (!done.load()) std::this_thread::yield();
+    });
+    while (live.load() == 0) std::this_thread::yield();
+    EXPECT_TRUE(proc.threadBelongsTo(getpid(), live.load()));
+    done.store(true);
+    u.join();
+    int fds[2];
+    ASSERT_EQ(pipe(fds), 0);
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        char c;
+        (void)!read(fds[0], &c, 1);  // lives until the parent has asked
+        _exit(0);
+    }
+    EXPECT_FALSE(proc.threadBelongsTo(getpid(), child));  // alive, but in another thread group
+    EXPECT_TRUE(proc.threadBelongsTo(child, child));
+    EXPECT_FALSE(proc.threadBelongsTo(child, myTid()));
+    (void)!write(fds[1], "x", 1);
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    close(fds[0]);
+    close(fds[1]);
+    EXPECT_FALSE(proc.threadBelongsTo(child, child));  // reaped
+    EXPECT_FALSE(proc.threadBelongsTo(getpid(), 0));
+    EXPECT_FALSE(proc.threadBelongsTo(0, myTid()));
+    arbtest::FaultySys faulty(*real_);
+    faulty.fail("tgkill", std::to_string(myTid()), ESRCH);
+    EXPECT_FALSE(ProcInfo(faulty, "/proc").threadBelongsTo(getpid(), myTid()));
+}
+
+// Under another --proc-root (tests, a containerised arbiter) the tree decides, not the kernel.
+TEST_F(BackendTest, ProcInfoThreadBelongsTo_OtherProcRootReadsTheTree) {
+    const std::string procRoot = dir_ / "proc";
+    std::filesystem::create_directories(procRoot + "/4242/task/4243");
+    ProcInfo proc(*real_, procRoot);
+    EXPECT_TRUE(proc.threadBelongsTo(4242, 4243));
+    EXPECT_FALSE(proc.threadBelongsTo(4242, 4244));
+    EXPECT_FALSE(proc.threadBelongsTo(getpid(), myTid()));  // real, but not in this tree
+}
 
 TEST_F(BackendTest, CpusetV1Start_BuildsLayoutWithParentMems) {
     makeV1Root();

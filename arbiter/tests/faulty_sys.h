@@ -13,8 +13,8 @@ namespace arbtest {
 class FaultySys final : public arbd::Sys {
   public:
     explicit FaultySys(arbd::Sys& base) : base_(base) {}
-    // Fails operation `op` ("read", "write", "mkdir", "rmdir", "list", "affinity", "memfd") on
-    // paths containing `pathPart`, `times` times (-1: always).
+    // Fails operation `op` ("read", "write", "mkdir", "rmdir", "list", "affinity", "memfd",
+    // "tgkill": the path is the tid) on paths containing `pathPart`, `times` times (-1: always).
     void fail(std::string op, std::string pathPart, int err, int times = -1) {
         rules_.push_back({std::move(op), std::move(pathPart), err, times});
     }
@@ -47,6 +47,10 @@ class FaultySys final : public arbd::Sys {
         return base_.listDir(p, dirsOnly, names);
     }
     bool exists(const std::string& p) override { return base_.exists(p); }
+    int threadOfProcess(pid_t pid, pid_t tid) override {
+        if (int e = check("tgkill", std::to_string(tid))) return e;
+        return base_.threadOfProcess(pid, tid);
+    }
     int setAffinity(pid_t tid, const std::vector<int>& cpus) override {
         if (int e = check("affinity", std::to_string(tid))) return e;
         affinity.push_back({tid, cpus});

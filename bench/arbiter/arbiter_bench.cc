@@ -44,7 +44,7 @@ constexpr const char* kUsage =
     "  --backend B       the arbiter's backend (default fake: pins nothing); cgroup-v1 and\n"
     "                    cgroup-v2 need root, --cgroup-root and three CPUs\n"
     "  --cgroup-root DIR the arbiter's cgroup root (default: a directory in the scratch one)\n"
-    "  --arbiter PATH    the core-arbiter binary (default: this build's)\n"
+    "  --arbiter PATH    the core-arbiter binary (default: the one beside arbiter-bench)\n"
     "Scratch files go to $TMPDIR if set, else /dev/shm, else /tmp.\n";
 
 // Set by SIGINT/SIGTERM: the sampling loop stops and the run cleans up as after its last sample.
@@ -242,7 +242,7 @@ class ArbiterChild {
             std::vector<char*> argv;
             for (auto& a : args) argv.push_back(a.data());
             argv.push_back(nullptr);
-            execv(argv[0], argv.data());
+            execvp(argv[0], argv.data());
             fprintf(stderr, "arbiter-bench: cannot run %s: %s\n", argv[0], strerror(errno));
             _exit(127);
         }
@@ -287,9 +287,19 @@ class ArbiterChild {
 
 }  // namespace
 
+// The core-arbiter in this program's own directory: both are built into the same bin/, and a copy
+// of that directory taken elsewhere (another machine, a chroot) keeps working, where a path fixed
+// at build time would name a tree that is not there.
+std::string arbiterBesideThisProgram() {
+    std::error_code ec;
+    std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (ec) return "core-arbiter";  // no procfs: let execvp search PATH
+    return (self.parent_path() / "core-arbiter").string();
+}
+
 int main(int argc, char** argv) {
     int iterations = 2000, gapUs = 300;
-    std::string backend = "fake", cgroupRoot, arbiterPath = ARBITER_BIN;
+    std::string backend = "fake", cgroupRoot, arbiterPath = arbiterBesideThisProgram();
     for (int i = 1; i < argc; i++) {
         std::string k = argv[i];
         if (k == "-h" || k == "--help") {
