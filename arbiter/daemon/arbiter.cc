@@ -43,7 +43,7 @@ bool Arbiter::start(Clock::time_point now, std::string* error) {
         auto it = cores_.find(l.core);
         if (it == cores_.end() || it->second.orphanTid != 0) {
             std::string ignored;
-            backend_.moveToUnmanaged(l.tid, &ignored);
+            moveThread(l.tid, -1, &ignored);
             continue;
         }
         it->second.orphanTid = l.tid;
@@ -277,7 +277,7 @@ bool Arbiter::claim(Process& p, Carrier& carrier, int core, arbproto::AttachRepl
         return true;
     }
     std::string error;
-    backend_.moveToUnmanaged(carrier.tid, &error);
+    moveThread(carrier.tid, -1, &error);
     carrier.state = CarrierState::kForcedOut;
     p.page->set(core, true);
     reply->status = arbproto::AttachStatus::kClaimRefused;
@@ -364,7 +364,7 @@ void Arbiter::onDisconnect(ConnId conn, Clock::time_point now) {
 // Moves a carrier off its core right now (forced reclaim, disconnect, refused claim, shutdown).
 void Arbiter::unmanage(Carrier& carrier, const char* why) {
     std::string error;
-    if (!backend_.moveToUnmanaged(carrier.tid, &error) && proc_.threadAlive(carrier.tid)) {
+    if (!moveThread(carrier.tid, -1, &error) && proc_.threadAlive(carrier.tid)) {
         counters_.backendErrors++;
         logf(LogLevel::kWarn, "%s: cannot move thread %d off core %d: %s", why, carrier.tid,
              carrier.core, error.c_str());
@@ -376,6 +376,19 @@ void Arbiter::unmanage(Carrier& carrier, const char* why) {
 void Arbiter::cancelDeadline(Carrier& carrier) {
     if (carrier.deadline) releaseDeadlines_.erase(*carrier.deadline);
     carrier.deadline.reset();
+}
+
+// Every move of a carrier thread goes through here (core -1: the unmanaged set), so the metrics
+// see what each one costs the loop: on a cgroup backend it is a kernel cgroup migration, the one
+// system call a grant cannot defer.
+bool Arbiter::moveThread(pid_t tid, int core, std::string* error) {
+    const Clock::time_point start = Clock::now();
+    const bool ok =
+        core < 0 ? backend_.moveToUnmanaged(tid, error) : backend_.moveToCore(tid, core, error);
+    const double took = seconds(Clock::now() - start);
+    counters_.threadMoveLatency.observe(took);
+    counters_.recentThreadMoveLatency.observe(took);
+    return ok;
 }
 
 // The core has no holder; the unmanaged set is updated in flush().
@@ -536,7 +549,7 @@ bool Arbiter::grant(Process& p, int core, Clock::time_point now) {
         }
         if (!c) return false;
         std::string error;
-        if (!backend_.moveToCore(c->tid, core, &error)) {
+        if (!moveThread(c->tid, core, &error)) {
             counters_.backendErrors++;
             logf(LogLevel::kWarn, "cannot move thread %d to core %d: %s; dropping the carrier",
                  c->tid, core, error.c_str());
@@ -605,7 +618,7 @@ void Arbiter::expireOrphans() {
     for (auto& [core, slot] : cores_) {
         if (!slot.orphanTid) continue;
         std::string ignored;
-        backend_.moveToUnmanaged(slot.orphanTid, &ignored);
+        moveThread(slot.orphanTid, -1, &ignored);
         logf(LogLevel::kInfo, "thread %d on core %d was not re-adopted; moved off", slot.orphanTid,
              core);
         slot.orphanTid = 0;

@@ -149,6 +149,7 @@ class Arbiter {
     void freeCore(int core);
     void cancelDeadline(Carrier& carrier);
     void unmanage(Carrier& carrier, const char* why);
+    bool moveThread(pid_t tid, int core, std::string* error);  // core -1: the unmanaged set
     void removeCarrier(uint64_t id, bool closeConn);
     void removeProcess(uint64_t session, bool closeConn);
     void expireOrphans();

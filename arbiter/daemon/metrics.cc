@@ -118,6 +118,13 @@ std::string renderMetrics(const Counters& c, const Gauges& g) {
     c.recentReleaseLatency.render(
         "arbiter_release_latency_recent_seconds",
         "Quantiles of the latest cooperative release latencies (up to 4096).", &out);
+    c.threadMoveLatency.render("arbiter_thread_move_seconds",
+                               "Time of one backend move of a carrier thread (to a core or to the "
+                               "unmanaged set), spent on the arbiter's loop.",
+                               &out);
+    c.recentThreadMoveLatency.render("arbiter_thread_move_recent_seconds",
+                                     "Quantiles of the latest backend thread moves (up to 4096).",
+                                     &out);
     return out;
 }
 

@@ -54,6 +54,11 @@ struct Counters {
     Histogram grantLatency;
     Histogram releaseLatency;  // cooperative releases: asked (revoke) to RELEASE_DONE
     RecentQuantiles recentReleaseLatency;
+    // One backend move of a carrier thread (onto a core's set, or back to the unmanaged one), as
+    // long as the arbiter's loop waited for it: each grant pays one before its GRANTED goes out,
+    // and the grants of a many-core hand-over pay theirs one after another.
+    Histogram threadMoveLatency;
+    RecentQuantiles recentThreadMoveLatency;
 };
 
 struct Gauges {

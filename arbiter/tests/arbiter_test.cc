@@ -643,8 +643,23 @@ TEST_F(ArbiterTest, Metrics_ExposeTheRequiredSeries) {
     for (const char* name :
          {"arbiter_grants_total 1", "arbiter_releases_total 0", "arbiter_forced_reclaims_total 0",
           "arbiter_demand_cores{priority=\"2\"} 1", "arbiter_grant_latency_seconds_count 1",
-          "arbiter_grant_latency_seconds_bucket{le=\"+Inf\"} 1", "arbiter_granted_cores 1"})
+          "arbiter_grant_latency_seconds_bucket{le=\"+Inf\"} 1", "arbiter_granted_cores 1",
+          "arbiter_thread_move_seconds_count 1", "arbiter_thread_move_recent_seconds_count 1"})
         EXPECT_NE(text.find(name), std::string::npos) << name << "\n" << text;
+}
+
+// Each move of a carrier thread is timed: the low tenant's grant, then on its release the high
+// tenant's grant (before its GRANTED) and, at the flush, the released carrier's way out.
+TEST_F(ArbiterTest, ThreadMoveLatency_EveryMoveOfAHandOverIsObserved) {
+    Contest c = contestOneCore();
+    EXPECT_EQ(arbiter_->counters().threadMoveLatency.count(), 1u);
+    arbiter_->onMessage(c.lowCarrier, arbproto::ReleaseDone{1, c.lowGeneration}, t0_);
+    ASSERT_TRUE(granted(c.highCarrier));
+    EXPECT_EQ(arbiter_->counters().threadMoveLatency.count(), 2u);
+    arbiter_->flush();
+    EXPECT_EQ(arbiter_->counters().threadMoveLatency.count(), 3u);
+    EXPECT_NE(arbiter_->metricsText().find("arbiter_thread_move_recent_seconds_count 3"),
+              std::string::npos);
 }
 
 TEST_F(ArbiterTest, SharePeriod_OddCoreAlternatesBetweenTwoEqualTenants) {

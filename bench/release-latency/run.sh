@@ -26,6 +26,9 @@
 #                tracefs instance of their own (removed afterwards) and print where each release's
 #                time goes: the release watcher running, its signal, the carrier taking it,
 #                RELEASE_DONE sent and read (steps.py)
+# Columns: releases and forced reclaims, release latency p50/p99 (asked -> RELEASE_DONE read), the
+# arbiter's CPU time, and the median time of one thread move on the arbiter's loop
+# (arbiter_thread_move_recent_seconds: a cgroup migration on the cpuset backends).
 # Goal (issue): median release latency <= 100 us with no forced reclaim.
 set -euo pipefail
 
@@ -48,7 +51,7 @@ while [[ $# -gt 0 ]]; do
     --cpus) cpus=${2:?--cpus needs a list}; shift ;;
     --release-poll) polls=${2:?--release-poll needs microseconds}; shift ;;
     --trace) trace=1 ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -191,7 +194,7 @@ measure() {
   sleep 1.2  # the arbiter rewrites its metrics file every second
   kill -0 "$tenant" 2>/dev/null || { echo "run.sh: the batch tenant died: $(tail -3 "$dir/tenant.err")" >&2; exit 1; }
   local m=$dir/metrics.txt
-  local p50 p99 releases forced cpu_ns
+  local p50 p99 releases forced cpu_ns move
   # The arbiter's own CPU time over the whole run (schedstat: nanoseconds on a CPU), which its
   # --release-poll spends on top of an arbiter that sleeps at once.
   cpu_ns=$(awk '{ print $1 }' "/proc/$arbiter/schedstat" 2>/dev/null || echo 0)
@@ -199,9 +202,12 @@ measure() {
   p99=$(metric "$m" 'arbiter_release_latency_recent_seconds{quantile="0.99"}')
   releases=$(metric "$m" arbiter_releases_total)
   forced=$(metric "$m" arbiter_forced_reclaims_total)
-  printf '%-18s %8s %8s %12.1f %12.1f %14.1f\n' "$mode" "$releases" "$forced" \
+  # What one thread move (a cgroup migration on the cpuset backends) cost the arbiter's loop: a
+  # grant waits for one, and a many-core hand-over's grants wait for theirs one after another.
+  move=$(metric "$m" 'arbiter_thread_move_recent_seconds{quantile="0.5"}')
+  printf '%-18s %8s %8s %12.1f %12.1f %14.1f %12.1f\n' "$mode" "$releases" "$forced" \
       "$(awk -v s="$p50" 'BEGIN { print s * 1e6 }')" "$(awk -v s="$p99" 'BEGIN { print s * 1e6 }')" \
-      "$(awk -v n="$cpu_ns" 'BEGIN { print n / 1e6 }')"
+      "$(awk -v n="$cpu_ns" 'BEGIN { print n / 1e6 }')" "$(awk -v s="$move" 'BEGIN { print s * 1e6 }')"
   kill "$tenant" "$arbiter" 2>/dev/null || true
   wait "$tenant" "$arbiter" 2>/dev/null || true
 }
@@ -209,7 +215,8 @@ measure() {
 echo "== release latency ($backend backend, CPUs $cpus): batch tenant of $threads compute threads," \
      "$rounds high-priority tenants taking $take of $managed managed cores each;" \
      "load $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-18s %8s %8s %12s %12s %14s\n' mode releases forced "p50 (us)" "p99 (us)" "arbiter CPU ms"
+printf '%-18s %8s %8s %12s %12s %14s %12s\n' mode releases forced "p50 (us)" "p99 (us)" "arbiter CPU ms" \
+    "move p50 us"
 if (( ${#poll_values[@]} )); then
   for v in "${poll_values[@]}"; do measure "preempt/poll=$v" 10000 "$v"; done
 else
