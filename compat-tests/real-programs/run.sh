@@ -70,6 +70,38 @@ run_in() {
     fi
 }
 
+# threads_of_tree PID: every thread of PID and its descendants, one line each: pid/tid, name,
+# state, the kernel function it waits in and its system call (number and first arguments), so a
+# hung run says where each thread was.
+threads_of_tree() {
+    local pid=$1 child task
+    for task in /proc/"$pid"/task/*; do
+        [[ -d $task ]] || continue
+        echo "  $pid/${task##*/} $(cat "$task/comm" 2>/dev/null) state=$(awk '{ print $3 }' "$task/stat" 2>/dev/null)" \
+             "wchan=$(cat "$task/wchan" 2>/dev/null) syscall=$(cut -d' ' -f1-4 "$task/syscall" 2>/dev/null)"
+    done
+    for child in $(cat /proc/"$pid"/task/*/children 2>/dev/null); do threads_of_tree "$child"; done
+}
+
+# run_watched SECONDS COMMAND...: runs COMMAND (a function too); if it has not ended after SECONDS,
+# prints threads_of_tree on stderr (where it hangs), then kills the tree. COMMAND's own status, 137
+# after a kill. COMMAND should still carry its own timeout(1), which outlives this script.
+run_watched() {
+    local seconds=$1
+    shift
+    "$@" &
+    local pid=$!
+    if ! timeout "$seconds" tail --pid="$pid" -f /dev/null; then
+        echo "[$name] still running after ${seconds} s; its threads:" >&2
+        threads_of_tree "$pid" >&2
+        local victims
+        victims=$(threads_of_tree "$pid" | awk '{ split($1, a, "/"); print a[1] }' | sort -u)
+        # shellcheck disable=SC2086  # a list of pids
+        kill -KILL $victims 2>/dev/null || true
+    fi
+    wait "$pid"
+}
+
 # The modes to run: native always, arbrun when ARBRUN is set.
 modes() {
     echo native
@@ -426,8 +458,8 @@ run_fio() {
     fi
     for mode in $(modes_and_one_core); do
         say "$mode: fio --thread --numjobs=4 --ioengine=$engine"
-        run_in "$mode" timeout -k 5 120 "${job[@]}" >"$work/fio.$mode" 2>"$work/fio.$mode.err" ||
-            fail "$mode fio exited non-zero: $(tail -3 "$work/fio.$mode.err")"
+        run_watched 120 run_in "$mode" timeout -k 5 150 "${job[@]}" >"$work/fio.$mode" 2>"$work/fio.$mode.err" ||
+            fail "$mode fio exited non-zero: $(tail -40 "$work/fio.$mode.err")"
         ! grep -q . "$work/fio.$mode.err" || fail "$mode: fio said: $(head -3 "$work/fio.$mode.err")"
         local summary
         summary=$(awk -F';' '{print "job error=" $5 " KiB=" $6}' "$work/fio.$mode" | sort | uniq -c | tr -s ' ')
