@@ -35,9 +35,9 @@ class Sys {
                         std::vector<std::string>* names) = 0;
     virtual bool exists(const std::string& path) = 0;
     // 0 when `tid` is a live thread of process `pid`, else ESRCH (or another errno). The kernel
-    // layer asks tgkill(pid, tid, 0), which checks both without a path walk: on the ATTACH path
-    // a cold access() of /proc/PID/task/TID took 9-10 us against ~3 us. The default looks in
-    // /proc, as a layer with no kernel of its own would.
+    // layer asks tgkill(pid, tid, 0), which checks both without a path walk: for a new process's
+    // thread (the ATTACH path) a cold access() of /proc/PID/task/TID took 5.4 us against 0.86 us
+    // on a 2-vCPU VM. The default looks in /proc, as a layer with no kernel of its own would.
     virtual int threadOfProcess(pid_t pid, pid_t tid) {
         return exists("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid)) ? 0 : ESRCH;
     }

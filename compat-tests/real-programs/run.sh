@@ -92,10 +92,11 @@ run_watched() {
     "$@" &
     local pid=$!
     if ! timeout "$seconds" tail --pid="$pid" -f /dev/null; then
+        local tree victims
+        tree=$(threads_of_tree "$pid")
         echo "[$name] still running after ${seconds} s; its threads:" >&2
-        threads_of_tree "$pid" >&2
-        local victims
-        victims=$(threads_of_tree "$pid" | awk '{ split($1, a, "/"); print a[1] }' | sort -u)
+        echo "$tree" >&2
+        victims=$(awk '{ split($1, a, "/"); print a[1] }' <<<"$tree" | sort -u)
         # shellcheck disable=SC2086  # a list of pids
         kill -KILL $victims 2>/dev/null || true
     fi

@@ -101,8 +101,7 @@ std::optional<CgroupLayout> readCgroupLayout(SystemProbe& probe) {
 
 // What core-arbiter --backend auto can use, in its own order (arbiter/daemon/detect.cc): v2 with
 // cpuset offered at its root, then a v1 cpuset hierarchy, then affinity only.
-Check checkCgroups(SystemProbe& probe) {
-    const std::optional<CgroupLayout> layout = readCgroupLayout(probe);
+Check checkCgroups(SystemProbe& probe, const std::optional<CgroupLayout>& layout) {
     if (!layout) {
         return {Verdict::warn, "cgroups",
                 "cannot read /proc/self/mountinfo: cpuset support unknown; core-arbiter may "
@@ -149,8 +148,7 @@ Check checkCgroups(SystemProbe& probe) {
 // per-cpu rwsem whose writer, after a quiet spell, waits for an RCU grace period: ~6 ms on a
 // 2-vCPU VM, against ~5 us for a move within a few milliseconds of the last one. favordynmods
 // (on any hierarchy: the lock is shared) keeps it in the mode without that wait.
-Check checkCgroupMoves(SystemProbe& probe) {
-    const std::optional<CgroupLayout> layout = readCgroupLayout(probe);
+Check checkCgroupMoves(const std::optional<CgroupLayout>& layout) {
     if (!layout) {
         return {Verdict::warn, "moves", "cannot read /proc/self/mountinfo: favordynmods unknown"};
     }
@@ -273,8 +271,9 @@ std::vector<Check> runChecks(SystemProbe& probe, const std::string& arbiterSocke
     checks.push_back(checkFsgsbase(probe));
     checks.push_back(checkGlibc(probe));
     checks.push_back(checkSyscalls(probe));
-    checks.push_back(checkCgroups(probe));
-    checks.push_back(checkCgroupMoves(probe));
+    const std::optional<CgroupLayout> cgroups = readCgroupLayout(probe);  // read once for both
+    checks.push_back(checkCgroups(probe, cgroups));
+    checks.push_back(checkCgroupMoves(cgroups));
     checks.push_back(checkRoot(probe, arbiter));
     checks.push_back(checkArbiter(arbiter, arbiterSocket));
     checks.push_back(checkPreload(probe));
