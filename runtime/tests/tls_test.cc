@@ -4,10 +4,13 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <vector>
 
+#include "platform/arch.h"
 #include "test_util.h"
+#include "tls/glibc_layout.h"
 
 namespace {
 
@@ -224,6 +227,69 @@ TEST_F(Tls, InitialValues_FreshOnRecycledContext) {
     EXPECT_EQ(gConstructed.load(), kThreads);
     EXPECT_EQ(gDestroyedElsewhere.load(), 0);
     for (int i = 0; i < kThreads; ++i) EXPECT_EQ(gDestroyed[i].load(), 1) << "thread " << i;
+}
+
+// What glibc's fields in the calling thread's TCB say of its stack (glibc reads them itself: the
+// alloca cutoff of its functions is a quarter of stackblock_size; pthread_getattr_np reports
+// them), and what the runtime says (the context), from inside the thread.
+struct GlibcStackView {
+    void* block = nullptr;  // stackblock: the stack's lowest address, guard included
+    size_t blockSize = 0;   // stackblock_size
+    size_t guard = 0;       // guardsize
+    arbrt::StackBounds runtime;
+    arbrt::ThreadId self;
+    bool ok = false;
+};
+
+void viewGlibcStack(GlibcStackView* v) {
+    using arbrt::detail::field;
+    void* tcb = arbrt::detail::threadPointer();
+    v->block = field<void*>(tcb, arbrt::detail::kStackBlock);
+    v->blockSize = field<size_t>(tcb, arbrt::detail::kStackBlockSize);
+    v->guard = field<size_t>(tcb, arbrt::detail::kGuardSize);
+    v->self = arbrt::self();
+    v->ok = arbrt::threadStack(v->self, &v->runtime);
+}
+
+TEST_F(Tls, GlibcStackFields_FollowEachOccupantOfARecycledContext) {
+    // One core, one thread at a time: each create takes the context the last thread left. A TCB
+    // whose previous occupant had the same stack is not re-prepared (GlibcTcb::preparedFor); one
+    // whose stack changed (size, or the caller's memory) must be, or glibc would describe the
+    // previous stack.
+    std::vector<char> callers(256 * 1024);
+    const size_t sizes[] = {0, 0, 192 * 1024, 192 * 1024, 0, 1, 0, 1, 1, 0};  // 1: callers
+    std::map<void*, int> uses;
+    int wrong = 0, checked = 0;
+    const arbrt::ThreadId driver = arbrt::createThreadWith(pinnedTo(2), [&] {
+        for (size_t size : sizes) {
+            arbrt::ThreadAttributes attributes = pinnedTo(2);
+            if (size == 1) {
+                attributes.stackAddr = callers.data();
+                attributes.stackSize = callers.size();
+            } else {
+                attributes.stackSize = size;
+            }
+            GlibcStackView v;
+            const arbrt::ThreadId t = arbrt::createThreadWith(attributes, viewGlibcStack, &v);
+            if (!t || arbrt::join(t) != 0 || !v.ok) {
+                ++wrong;
+                continue;
+            }
+            ++uses[t.context];
+            ++checked;
+            if (v.block != v.runtime.low || v.blockSize != v.runtime.size ||
+                v.guard != v.runtime.guard || !(v.self == t)) {
+                ++wrong;
+            }
+            if (size == 1 && v.block != callers.data()) ++wrong;
+        }
+    });
+    ASSERT_EQ(arbrt::join(driver), 0);
+    int recycled = 0;
+    for (const auto& [context, n] : uses) recycled += n - 1;
+    ASSERT_GT(recycled, 4) << "contexts were not recycled: the test would prove nothing";
+    EXPECT_EQ(checked, int(std::size(sizes)));
+    EXPECT_EQ(wrong, 0);
 }
 
 // A block handed between threads: who filled it and with what.

@@ -221,7 +221,11 @@ bool equip(ThreadContext* t, const StackRequest& stack) {
         if (!t->tcb) return false;
         t->reusedTcb = false;
     }
-    GlibcTcb::prepare(t->tcb, t, t->stack.low, t->stack.size, t->stack.guard);
+    // A TCB made ready for this context and stack by an earlier occupant or by a refill needs no
+    // stores: for a thread created here and run on another core they were a sixth of the create.
+    if (!GlibcTcb::preparedFor(t->tcb, t, t->stack.low, t->stack.size, t->stack.guard)) {
+        GlibcTcb::prepare(t->tcb, t, t->stack.low, t->stack.size, t->stack.guard);
+    }
     return true;
 }
 
@@ -253,14 +257,18 @@ bool refillContextPool() {
     ThreadContext* t = takeForRefill();
     if (!t) return false;
     // A default stack with its top page faulted in (the creator writes the entry frame there) and
-    // a TCB whose TLS glibc just initialised: the create that takes it only fills fields.
+    // a TCB whose TLS glibc just initialised, prepared for this stack: the create that takes it
+    // only fills the context's fields.
     bool made = equipStack(t, defaultStack());
     if (made && !t->tcb) {
         t->tcb = GlibcTcb::allocate();
         t->freshTcb = t->tcb != nullptr;
         made = t->freshTcb;
     }
-    if (made) static_cast<volatile char*>(t->stack.top())[-1] = 0;
+    if (made) {
+        GlibcTcb::prepare(t->tcb, t, t->stack.low, t->stack.size, t->stack.guard);
+        static_cast<volatile char*>(t->stack.top())[-1] = 0;
+    }
     pushShared(t);
     if (!made) {
         // Out of memory or address space: no retry until a create finds the pool dry again.

@@ -229,6 +229,23 @@ void GlibcTcb::prepare(void* tcb, ThreadContext* context, void* stackLow, size_t
     }
 }
 
+bool GlibcTcb::preparedFor(const void* tcb, const ThreadContext* context, const void* stackLow,
+                           size_t stackSize, size_t guardSize) {
+    // The user-thread slot is cleared where a TCB stops being a user thread's (fork.cc), and a
+    // fresh TCB has a zero slot and tid: both then fail here. The thread-list node and the robust
+    // list (glibc's robust mutexes, where the preload does not take them) are on the tid's line:
+    // an occupant that left either non-empty gets prepare()'s reset.
+    auto* raw = const_cast<void*>(tcb);
+    char* const node = static_cast<char*>(raw) + kList;
+    char* const robust = static_cast<char*>(raw) + kRobustHead;
+    return field<ThreadContext*>(raw, kUserThreadSlot) == context &&
+           field<int32_t>(raw, kTid) != 0 && field<void*>(raw, kList) == node &&
+           field<void*>(raw, kList + 8) == node && field<void*>(raw, kRobustHead) == robust &&
+           field<const void*>(raw, kStackBlock) == stackLow &&
+           field<size_t>(raw, kStackBlockSize) == stackSize &&
+           field<size_t>(raw, kGuardSize) == guardSize;
+}
+
 // glibc's list_t: {next, prev}, circular, embedded in struct pthread at kList. A node linked to
 // itself is on no list (prepare() leaves user TCBs so).
 void GlibcTcb::moveThreadListEntry(void* userTcb, void* kernelTcb, int32_t kernelTid) {
