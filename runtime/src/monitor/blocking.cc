@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <ctime>
+#include <memory>
+#include <new>
 #include <vector>
 
 #include "arbiter/estimation.h"
@@ -44,9 +46,12 @@ Carrier* takeSpare() {
     if (s) rt.idleSpares = s->nextSpare;
     rt.spareLock.unlock();
     if (s || rt.sparesMade == RuntimeState::kMaxSpareCarriers) return s;
-    s = &rt.spares[size_t(rt.sparesMade)];
-    if (hostCreateThread(&s->thread, spareCarrierMain, s) != 0) return nullptr;
-    ++rt.sparesMade;
+    auto spare = std::unique_ptr<Carrier>(new (std::nothrow) Carrier);
+    if (!spare || hostCreateThread(&spare->thread, spareCarrierMain, spare.get()) != 0) {
+        return nullptr;
+    }
+    s = spare.get();
+    rt.spares[rt.sparesMade++] = std::move(spare);
     return s;
 }
 
@@ -452,7 +457,6 @@ void wantDeferredCarriers() {
 
 bool startMonitor() {
     RuntimeState& rt = *gRuntime;
-    rt.spares = std::make_unique<Carrier[]>(RuntimeState::kMaxSpareCarriers);
     rt.lendAfterTicks = ticksForNs(rt.options.lendAfterNs);
     rt.monitorStarted = hostCreateThread(&rt.monitorThread, monitorMain, nullptr) == 0;
     return rt.monitorStarted;
@@ -466,9 +470,9 @@ void stopMonitorAndSpares() {
         hostJoinThread(rt.monitorThread);
         rt.monitorStarted = false;
     }
-    for (int i = 0; i < rt.sparesMade; ++i) futexWake(&rt.spares[size_t(i)].spareWord, 1);
-    for (int i = 0; i < rt.sparesMade; ++i) hostJoinThread(rt.spares[size_t(i)].thread);
-    closeRetakeFiles(rt.spares.get(), rt.sparesMade);
+    for (int i = 0; i < rt.sparesMade; ++i) futexWake(&rt.spares[i]->spareWord, 1);
+    for (int i = 0; i < rt.sparesMade; ++i) hostJoinThread(rt.spares[i]->thread);
+    for (int i = 0; i < rt.sparesMade; ++i) closeRetakeFiles(rt.spares[i].get(), 1);
     closeRetakeFiles(rt.carriers.get(), rt.numCores);
     rt.sparesMade = 0;
 }

@@ -42,10 +42,12 @@ struct RuntimeState {
     ThreadContext* pendingTail = nullptr;
 
     // Lending (blocking.cc): spare carriers (made on demand, up to kMaxSpareCarriers; idle ones in
-    // a list under spareLock) and the monitor thread, which sleeps on monitorWord.
+    // a list under spareLock) and the monitor thread, which sleeps on monitorWord. Each spare is
+    // allocated when made: all 256 up front were 48 KiB zeroed and a dozen page faults in the
+    // start-up of every program, most of which never lend a core.
     static constexpr int kMaxSpareCarriers = 256;
-    std::unique_ptr<Carrier[]> spares;
-    int sparesMade = 0;  // written by the monitor only
+    std::unique_ptr<Carrier> spares[kMaxSpareCarriers];
+    int sparesMade = 0;  // written by the monitor only (spares[0, sparesMade) exist)
     SpinLock spareLock{LockRank::spare};
     Carrier* idleSpares = nullptr;
     pthread_t monitorThread{};
