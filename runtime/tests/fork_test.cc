@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <arbrt/embed/fork.h>
+#include <arbrt/parking_lot.h>
 
+#include <atomic>
 #include <cerrno>
 
 #include "test_util.h"
@@ -63,6 +65,44 @@ TEST_F(ForkTest, ChildAfterFork_UserThreadContinuesOnNewRuntime) {
     EXPECT_EQ(status, 0);
     parked.post();
     ASSERT_EQ(arbrt::join(sleeper), 0);
+}
+
+TEST_F(ForkTest, ChildAfterFork_ParkingLotHoldsNoneOfTheParentsWaiters) {
+    // A parent thread parked on `word` for the whole test: in the child its bucket must be empty
+    // (the child resets the buckets the parent used, and only those), and the address must work.
+    std::atomic<int> word{0};
+    arbrt::ThreadId parker = arbrt::createThread([&] {
+        arbrt::park(
+            &word, [&] { return word.load() == 0; }, arbrt::kNoDeadline);
+    });
+    ASSERT_TRUE(parker);
+    ASSERT_TRUE(arbrt_test::eventually([&] { return arbrt::parkedCount(&word) == 1; }));
+    int status = -1;
+    arbrt::ThreadId forker = arbrt::createThread([&] {
+        const pid_t pid = forkWithRuntime(1);
+        if (pid == 0) {
+            if (arbrt::parkedCount(&word) != 0) _exit(30);
+            if (arbrt::unpark(&word, 1) != 0) _exit(31);  // nobody to wake: no phantom thread
+            // A child thread parks on the same address and is woken there.
+            arbrt::ThreadId child = arbrt::createThread([&] {
+                arbrt::park(
+                    &word, [&] { return word.load() == 0; }, arbrt::kNoDeadline);
+            });
+            if (!child) _exit(32);
+            if (!arbrt_test::eventually([&] { return arbrt::parkedCount(&word) == 1; })) _exit(33);
+            word.store(1);
+            if (arbrt::unpark(&word, 1) != 1 || arbrt::join(child) != 0) _exit(34);
+            _exit(0);
+        }
+        status = exitStatusOf(pid);
+    });
+    ASSERT_TRUE(forker);
+    ASSERT_EQ(arbrt::join(forker), 0);
+    EXPECT_EQ(status, 0);
+    EXPECT_EQ(arbrt::parkedCount(&word), 1u);  // the parent's waiter is still there
+    word.store(1);
+    EXPECT_EQ(arbrt::unpark(&word, 1), 1u);
+    ASSERT_EQ(arbrt::join(parker), 0);
 }
 
 TEST_F(ForkTest, ChildAfterFork_KernelThreadCreatesUserThreads) {
