@@ -2,6 +2,9 @@
 # Start-up cost, natively and under `arbrun --standalone`: the wall time from fork to exit of
 #   true       /bin/true
 #   threads4   threads4.c: 4 threads that each lock a mutex once, joined
+#   fork50     fork_loop.c: 50 fork()s, each child exiting at once and waited for; a line at the end
+#              gives one fork+exit+wait natively and under arbrun ((fork50 - true) / 50), where
+#              the child of a process under arbrun starts a runtime of its own
 # each run ROUNDS times (default 200), every command once per round (interleaved, so a change of
 # load hits all alike); per row the median, 10th and 90th percentile in microseconds, then the
 # median added by arbrun. Prints the load average before and after: on a shared machine compare
@@ -59,6 +62,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/arbrun-startup.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 cc -O2 -o "$tmp/spawn_time" "$here/spawn_time.c"
 cc -O2 -pthread -o "$tmp/threads4" "$here/threads4.c"
+cc -O2 -o "$tmp/fork_loop" "$here/fork_loop.c"
+forks=50
 preload_env=()
 if (( breakdown )); then
   # arbrun --verbose prints the exact environment it execs the program with, one line.
@@ -78,14 +83,16 @@ fi
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 commands=(native-true /bin/true ::: arbrun-true "$arbrun" --standalone "${extra[@]}" -- /bin/true :::
-  native-threads4 "$tmp/threads4" ::: arbrun-threads4 "$arbrun" --standalone "${extra[@]}" -- "$tmp/threads4")
+  native-threads4 "$tmp/threads4" ::: arbrun-threads4 "$arbrun" --standalone "${extra[@]}" -- "$tmp/threads4" :::
+  native-fork50 "$tmp/fork_loop" "$forks" ::: arbrun-fork50 "$arbrun" --standalone "${extra[@]}" -- "$tmp/fork_loop" "$forks")
 if (( breakdown )); then
   commands+=(::: floor-exec "$tmp/floor_exec" ::: floor-glibc "$tmp/floor_glibc" :::
     preload-true "${preload_env[@]}" /bin/true)
 fi
 if [[ -n $baseline ]]; then
   commands+=(::: baseline-true "$baseline/bin/arbrun" --standalone "${extra[@]}" -- /bin/true :::
-    baseline-threads4 "$baseline/bin/arbrun" --standalone "${extra[@]}" -- "$tmp/threads4")
+    baseline-threads4 "$baseline/bin/arbrun" --standalone "${extra[@]}" -- "$tmp/threads4" :::
+    baseline-fork50 "$baseline/bin/arbrun" --standalone "${extra[@]}" -- "$tmp/fork_loop" "$forks")
 fi
 out=$("$tmp/spawn_time" "$rounds" "${commands[@]}")
 echo "$out"
@@ -100,6 +107,12 @@ for prog in true threads4; do
         w ",", p ":", a - n, n, a, ca - cn }'
   done
 done
+awk -v n="$forks" -v nf="$(median native-fork50)" -v nt="$(median native-true)" \
+    -v af="$(median arbrun-fork50)" -v at="$(median arbrun-true)" \
+    -v bf="$(median baseline-fork50)" -v bt="$(median baseline-true)" 'BEGIN {
+  printf "one fork+exit+wait: %.0f us natively, %.0f us under arbrun", (nf - nt) / n, (af - at) / n
+  if (bf != "") printf ", %.0f us under the baseline", (bf - bt) / n
+  printf "\n" }'
 if (( breakdown )); then
   awk -v a="$(median arbrun-true)" -v p="$(median preload-true)" -v n="$(median native-true)" \
       -v fe="$(median floor-exec)" -v fg="$(median floor-glibc)" 'BEGIN {
