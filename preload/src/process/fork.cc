@@ -38,14 +38,21 @@ void parent() {
     arbrt::parentAfterFork();
 }
 
+// The resets come first, while the forking thread is the child's only one: a stale lock is never
+// seen by the runtime's new threads, and the pages the resets write are copied (copy on write)
+// without a TLB shoot-down. Once other threads of the child run, every such first write sends an
+// inter-processor interrupt to their cpus (an exit to the hypervisor in a VM), which made up a
+// fifth of a fork's cost here.
 void child() {
     sharedMappingsAfterFork();
+    resetSetxidAfterFork();
+    resetSignalsAfterFork();
     if (auto err = arbrt::childAfterFork(forkChildCores())) {
         logWarning("fork: cannot rebuild the user-thread runtime in the child (%s)",
                    err->message.c_str());
     }
-    setxidAfterForkInChild();  // and the child's first thread may have brought glibc's handler back
-    signalsAfterFork();
+    installSetxidHandler();  // the child's first thread may have brought glibc's handler back
+    restartSignalHelperAfterFork();
 }
 
 // vfork under the runtime (see the top of the file).

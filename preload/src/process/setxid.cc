@@ -211,12 +211,11 @@ void installSetxidHandler() {
     kernelSigaction(kSigSetxid, &ours, nullptr);
 }
 
-void setxidAfterForkInChild() {
+void resetSetxidAfterFork() {
     // The child's only thread is the forking one: a lock or broadcast of another thread is gone.
     gLock.store(0, std::memory_order_relaxed);
     gExtra.active.store(false, std::memory_order_relaxed);
     gExtra.inflight.store(0, std::memory_order_relaxed);
-    installSetxidHandler();
 }
 
 BroadcastResult onEveryKernelThread(long nr, const long args[6]) {

@@ -10,9 +10,9 @@ namespace arbrun {
 // each set*id call.
 void installSetxidHandler();
 
-// In a fork child: forgets the parent's broadcast state (its other threads are gone), then
-// installSetxidHandler().
-void setxidAfterForkInChild();
+// In a fork child, before its runtime exists: forgets the parent's broadcast state (its other
+// threads are gone). Then, once the runtime runs, installSetxidHandler().
+void resetSetxidAfterFork();
 
 // What onEveryKernelThread() saw.
 struct BroadcastResult {

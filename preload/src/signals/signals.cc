@@ -867,10 +867,10 @@ void prepareLongJump(const uint64_t* savedMask, uintptr_t targetSp) {
     if (savedMask) me->blocked.store(*savedMask & ~kUnblockable, std::memory_order_seq_cst);
 }
 
-void signalsAfterFork() {
+void resetSignalsAfterFork() {
     // Only the forking thread survives: locks a vanished thread held are free again, the registry
-    // holds the survivor alone (the others' states belong to stale threads), nothing is pending
-    // (a child starts with an empty pending set), and the helper thread is started anew.
+    // holds the survivor alone (the others' states belong to stale threads), and nothing is
+    // pending (a child starts with an empty pending set).
     new (&gActionLock) SpinLock();
     new (&gInfoLock) SpinLock();
     new (&gQueueLock) SpinLock();
@@ -887,6 +887,9 @@ void signalsAfterFork() {
         gRegistryHead = me;
     }
     gLeader.store(gRegistryHead, std::memory_order_relaxed);  // the forking thread leads now
+}
+
+void restartSignalHelperAfterFork() {
     if (gHelperStarted.load(std::memory_order_acquire)) startHelper();
 }
 

@@ -64,9 +64,12 @@ void (*libcSignalRestorer())();
 // mask (the kernel's sigreturn, which would have, never runs).
 void prepareLongJump(const uint64_t* savedMask, uintptr_t targetSp);
 
-// In a fork child, on the forking thread (fork.cc): resets what other threads may have held or
-// left behind and restarts the helper thread that hands out process-directed signals.
-void signalsAfterFork();
+// In a fork child, on the forking thread (fork.cc), before the child's runtime exists: resets what
+// other threads may have held or left behind.
+void resetSignalsAfterFork();
+// In a fork child, once its runtime runs: restarts the helper thread that hands out
+// process-directed signals (if the parent had one).
+void restartSignalHelperAfterFork();
 
 // After pthread_cancel asked a thread for an asynchronous cancellation: has the helper thread
 // interrupt it again every millisecond while it runs with that cancellation outstanding, as it does
