@@ -1,6 +1,7 @@
 // Backend names and `--backend auto` detection from the mount table.
-#include <sstream>
+#include <algorithm>
 
+#include "arbmounts/cgroup_mounts.h"
 #include "backend.h"
 
 namespace arbd {
@@ -33,27 +34,23 @@ bool parseBackendKind(const std::string& text, BackendKind* kind) {
 }
 
 // cgroup v2 wins when its root offers the cpuset controller; else a v1 cpuset mount; else affinity.
-// Every line is read: favordynmods on any hierarchy counts (the kernel's lock is shared).
+// Every mount is looked at: favordynmods on any hierarchy counts (the kernel's lock is shared).
 Detected detectBackend(Sys& sys, const std::string& procRoot) {
-    std::string mounts;
+    std::string mountinfo;
     Detected result{BackendKind::kAffinity, ""};
-    if (sys.readFile(procRoot + "/self/mounts", &mounts) != 0) return result;
-    std::istringstream in(mounts);
-    std::string line, v1Mount, v2Mount;
-    while (std::getline(in, line)) {
-        std::istringstream f(line);
-        std::string dev, dir, type, opts;
-        f >> dev >> dir >> type >> opts;
-        if (type != "cgroup" && type != "cgroup2") continue;
-        const std::string options = "," + opts + ",";
-        if (options.find(",favordynmods,") != std::string::npos) result.favorDynmods = true;
-        if (type == "cgroup2") {
+    if (sys.readFile(procRoot + "/self/mountinfo", &mountinfo) != 0) return result;
+    std::string v1Mount, v2Mount;
+    for (const arbmounts::CgroupMount& m : arbmounts::parseCgroupMounts(mountinfo)) {
+        if (m.favorDynmods) result.favorDynmods = true;
+        if (m.version == 2) {
             std::string controllers;
-            if (v2Mount.empty() && sys.readFile(dir + "/cgroup.controllers", &controllers) == 0 &&
+            if (v2Mount.empty() &&
+                sys.readFile(m.mountPoint + "/cgroup.controllers", &controllers) == 0 &&
                 controllers.find("cpuset") != std::string::npos)
-                v2Mount = dir;
-        } else if (options.find(",cpuset,") != std::string::npos) {
-            v1Mount = dir;
+                v2Mount = m.mountPoint;
+        } else if (std::find(m.controllers.begin(), m.controllers.end(), "cpuset") !=
+                   m.controllers.end()) {
+            v1Mount = m.mountPoint;
         }
     }
     if (!v2Mount.empty()) {

@@ -454,14 +454,20 @@ TEST_F(BackendTest, InjectedErrors_AreReportedWithPathAndReason) {
     EXPECT_NE(error.find("Input/output error"), std::string::npos) << error;
 }
 
+// One /proc/self/mountinfo line: a mount of `type` at `dir` with these super options.
+std::string mountLine(const std::string& type, const std::string& dir, const std::string& options) {
+    return "30 23 0:26 / " + dir + " rw,nosuid,relatime shared:4 - " + type + " " + type + " " +
+           options + "\n";
+}
+
 TEST_F(BackendTest, Detect_PrefersV2WithCpusetThenV1ThenAffinity) {
     std::string proc = dir_ / "proc";
     std::filesystem::create_directories(proc + "/self");
     std::string v2 = dir_ / "unified";
     std::filesystem::create_directory(v2);
     writeText(v2 + "/cgroup.controllers", "cpu io\n");
-    writeText(proc + "/self/mounts", "cgroup2 " + v2 + " cgroup2 rw 0 0\ncgroup " + (dir_ / "cs") +
-                                         " cgroup rw,relatime,cpuset 0 0\n");
+    writeText(proc + "/self/mountinfo",
+              mountLine("cgroup2", v2, "rw") + mountLine("cgroup", dir_ / "cs", "rw,cpuset"));
     Detected d = detectBackend(*real_, proc);
     EXPECT_EQ(d.kind, BackendKind::kCgroupV1);
     EXPECT_EQ(d.cgroupRoot, (dir_ / "cs") + "/arbrun");
@@ -469,7 +475,16 @@ TEST_F(BackendTest, Detect_PrefersV2WithCpusetThenV1ThenAffinity) {
     d = detectBackend(*real_, proc);
     EXPECT_EQ(d.kind, BackendKind::kCgroupV2);
     EXPECT_EQ(d.cgroupRoot, v2 + "/arbrun");
-    writeText(proc + "/self/mounts", "proc /proc proc rw 0 0\n");
+    writeText(proc + "/self/mountinfo", mountLine("proc", "/proc", "rw"));
+    EXPECT_EQ(detectBackend(*real_, proc).kind, BackendKind::kAffinity);
+    // A mount point with a space is written \040 by the kernel and found where it is.
+    const std::string spaced = dir_ / "cpu set";
+    writeText(proc + "/self/mountinfo", mountLine("cgroup", (dir_ / "cpu\\040set"), "rw,cpuset"));
+    d = detectBackend(*real_, proc);
+    EXPECT_EQ(d.kind, BackendKind::kCgroupV1);
+    EXPECT_EQ(d.cgroupRoot, spaced + "/arbrun");
+    // No mount table at all: the affinity backend.
+    std::filesystem::remove(proc + "/self/mountinfo");
     EXPECT_EQ(detectBackend(*real_, proc).kind, BackendKind::kAffinity);
 }
 
@@ -477,20 +492,19 @@ TEST_F(BackendTest, Detect_FavorDynmodsOnAnyCgroupMount) {
     std::string proc = dir_ / "proc";
     std::filesystem::create_directories(proc + "/self");
     const std::string cs = dir_ / "cs";
-    writeText(proc + "/self/mounts", "cgroup " + cs + " cgroup rw,relatime,cpuset 0 0\n");
+    writeText(proc + "/self/mountinfo", mountLine("cgroup", cs, "rw,cpuset"));
     EXPECT_FALSE(detectBackend(*real_, proc).favorDynmods);
     // On a hierarchy without cpuset, after the one the backend uses: the lock is shared.
-    writeText(proc + "/self/mounts", "cgroup " + cs +
-                                         " cgroup rw,relatime,cpuset 0 0\n"
-                                         "cgroup2 /x cgroup2 rw,nsdelegate,favordynmods 0 0\n");
+    writeText(proc + "/self/mountinfo",
+              mountLine("cgroup", cs, "rw,cpuset") +
+                  mountLine("cgroup2", "/x", "rw,nsdelegate,favordynmods"));
     Detected d = detectBackend(*real_, proc);
     EXPECT_TRUE(d.favorDynmods);
     EXPECT_EQ(d.kind, BackendKind::kCgroupV1);
     EXPECT_EQ(d.cgroupRoot, cs + "/arbrun");
     // Only a whole option, and only on a cgroup file system.
-    writeText(proc + "/self/mounts", "cgroup " + cs +
-                                         " cgroup rw,favordynmodsx,cpuset 0 0\n"
-                                         "tmpfs /t tmpfs rw,favordynmods 0 0\n");
+    writeText(proc + "/self/mountinfo", mountLine("cgroup", cs, "rw,favordynmodsx,cpuset") +
+                                            mountLine("tmpfs", "/t", "rw,favordynmods"));
     EXPECT_FALSE(detectBackend(*real_, proc).favorDynmods);
 }
 

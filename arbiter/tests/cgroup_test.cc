@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -16,6 +17,7 @@
 #include <set>
 
 #include "arbclient/client.h"
+#include "arbmounts/cgroup_mounts.h"
 #include "arbpolicy/topology.h"
 #include "client_harness.h"
 #include "test_support.h"
@@ -112,18 +114,16 @@ std::vector<pid_t> allThreads() {
 
 // The mount point of the cpuset hierarchy of `version`, or "" (v2: cgroup2 offering cpuset).
 std::string findMount(Version version) {
-    std::istringstream in(arbtest::readText("/proc/self/mounts"));
-    std::string line;
-    while (std::getline(in, line)) {
-        std::istringstream f(line);
-        std::string dev, dir, type, opts;
-        f >> dev >> dir >> type >> opts;
-        if (version == Version::kV1 && type == "cgroup" &&
-            ("," + opts + ",").find(",cpuset,") != std::string::npos)
-            return dir;
-        if (version == Version::kV2 && type == "cgroup2" &&
-            arbtest::readText(dir + "/cgroup.controllers").find("cpuset") != std::string::npos)
-            return dir;
+    for (const arbmounts::CgroupMount& m :
+         arbmounts::parseCgroupMounts(arbtest::readText("/proc/self/mountinfo"))) {
+        const auto& c = m.controllers;
+        if (version == Version::kV1 && m.version == 1 &&
+            std::find(c.begin(), c.end(), "cpuset") != c.end())
+            return m.mountPoint;
+        if (version == Version::kV2 && m.version == 2 &&
+            arbtest::readText(m.mountPoint + "/cgroup.controllers").find("cpuset") !=
+                std::string::npos)
+            return m.mountPoint;
     }
     return "";
 }

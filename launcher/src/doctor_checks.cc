@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "cgroup_mounts.h"
+#include "arbmounts/cgroup_mounts.h"
 
 namespace arbrun {
 namespace {
@@ -87,7 +87,7 @@ std::optional<CgroupLayout> readCgroupLayout(SystemProbe& probe) {
     const std::optional<std::string> mountinfo = probe.readFile("/proc/self/mountinfo");
     if (!mountinfo) return std::nullopt;
     CgroupLayout layout;
-    for (const CgroupMount& m : parseCgroupMounts(*mountinfo)) {
+    for (const arbmounts::CgroupMount& m : arbmounts::parseCgroupMounts(*mountinfo)) {
         if (m.version == 1 && layout.v1Cpuset.empty() && contains(m.controllers, "cpuset")) {
             layout.v1Cpuset = m.mountPoint;
         }

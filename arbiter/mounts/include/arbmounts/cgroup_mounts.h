@@ -1,11 +1,12 @@
-// The cgroup file systems in a /proc/<pid>/mountinfo text (pure parsing, unit-tested).
+// The cgroup file systems in a /proc/<pid>/mountinfo text (pure parsing, unit-tested): the one
+// parser of the mount table, for the core arbiter's backend detection and for arbrun doctor.
 #pragma once
 
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace arbrun {
+namespace arbmounts {
 
 // One mounted cgroup hierarchy.
 struct CgroupMount {
@@ -20,4 +21,4 @@ struct CgroupMount {
 // Every line of type cgroup or cgroup2, in the file's order. Malformed lines are skipped.
 std::vector<CgroupMount> parseCgroupMounts(std::string_view mountinfo);
 
-}  // namespace arbrun
+}  // namespace arbmounts

@@ -1,11 +1,11 @@
 // mountinfo(5): "id parent major:minor root mountpoint options [optional...] - fstype source
 // superoptions". The optional fields vary in number, so the type is found after the " - ".
-#include "cgroup_mounts.h"
+#include "arbmounts/cgroup_mounts.h"
 
 #include <algorithm>
 #include <sstream>
 
-namespace arbrun {
+namespace arbmounts {
 namespace {
 
 // The kernel writes space, tab, newline and backslash in paths as \ooo.
@@ -66,4 +66,4 @@ std::vector<CgroupMount> parseCgroupMounts(std::string_view mountinfo) {
     return mounts;
 }
 
-}  // namespace arbrun
+}  // namespace arbmounts

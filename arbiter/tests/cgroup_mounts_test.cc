@@ -1,9 +1,10 @@
-// /proc/self/mountinfo parsing for arbrun doctor's cgroup check.
+// /proc/self/mountinfo parsing (arbmounts), for the core arbiter's backend detection and arbrun
+// doctor's cgroup check.
 #include <gtest/gtest.h>
 
-#include "cgroup_mounts.h"
+#include "arbmounts/cgroup_mounts.h"
 
-namespace arbrun {
+namespace arbmounts {
 namespace {
 
 using Strings = std::vector<std::string>;
@@ -73,4 +74,4 @@ TEST(ParseCgroupMounts, NoCgroups) {
 }
 
 }  // namespace
-}  // namespace arbrun
+}  // namespace arbmounts
