@@ -36,9 +36,9 @@ alignas(kPage) Bucket gBuckets[size_t(1) << kBucketBits];
 // (i + 1) * kBucketsPerPage)). Set before the bucket's lock is taken, by a load and, the first time
 // only, a fetch_or, so a lookup writes no shared line once its page is known. A fork child resets
 // only these pages (resetParkingLotAfterFork): the others hold buckets in their initial state and
-// were never faulted in, and resetting all 64 pages (256 KiB) was 64 page faults, about 40% of
-// what a fork cost under the runtime. A bucket's state is never stored before its bit: x86 keeps
-// stores in order, and fork copies memory as the parent left it at some instant of each page.
+// were never faulted in; resetting all 64 pages (256 KiB) was 64 of the 150 page faults of a fork
+// under the runtime. A bucket's state is never stored before its bit: x86 keeps stores in order,
+// and fork copies memory as the parent left it at some instant of each page.
 std::atomic<uint64_t> gBucketPagesUsed{0};
 
 Bucket& bucketFor(uintptr_t address) {
