@@ -1,5 +1,5 @@
 // Backend names and `--backend auto` detection from the mount table.
-#include <algorithm>
+#include <optional>
 
 #include "arbmounts/cgroup_mounts.h"
 #include "backend.h"
@@ -33,32 +33,26 @@ bool parseBackendKind(const std::string& text, BackendKind* kind) {
     return false;
 }
 
-// cgroup v2 wins when its root offers the cpuset controller; else a v1 cpuset mount; else affinity.
-// Every mount is looked at: favordynmods on any hierarchy counts (the kernel's lock is shared).
+// cgroup v2 wins when its root offers the cpuset controller; else a v1 cpuset mount; else affinity
+// (arbmounts::cpusetLayout, which arbrun doctor reports from too).
 Detected detectBackend(Sys& sys, const std::string& procRoot) {
     std::string mountinfo;
     Detected result{BackendKind::kAffinity, ""};
     if (sys.readFile(procRoot + "/self/mountinfo", &mountinfo) != 0) return result;
-    std::string v1Mount, v2Mount;
-    for (const arbmounts::CgroupMount& m : arbmounts::parseCgroupMounts(mountinfo)) {
-        if (m.favorDynmods) result.favorDynmods = true;
-        if (m.version == 2) {
-            std::string controllers;
-            if (v2Mount.empty() &&
-                sys.readFile(m.mountPoint + "/cgroup.controllers", &controllers) == 0 &&
-                controllers.find("cpuset") != std::string::npos)
-                v2Mount = m.mountPoint;
-        } else if (std::find(m.controllers.begin(), m.controllers.end(), "cpuset") !=
-                   m.controllers.end()) {
-            v1Mount = m.mountPoint;
-        }
-    }
-    if (!v2Mount.empty()) {
+    const arbmounts::CpusetLayout layout =
+        arbmounts::cpusetLayout(arbmounts::parseCgroupMounts(mountinfo),
+                                [&sys](const std::string& path) -> std::optional<std::string> {
+                                    std::string text;
+                                    if (sys.readFile(path, &text) != 0) return std::nullopt;
+                                    return text;
+                                });
+    result.favorDynmods = !layout.favoring.empty();
+    if (!layout.v2Cpuset.empty()) {
         result.kind = BackendKind::kCgroupV2;
-        result.cgroupRoot = v2Mount + "/arbrun";
-    } else if (!v1Mount.empty()) {
+        result.cgroupRoot = layout.v2Cpuset + "/arbrun";
+    } else if (!layout.v1Cpuset.empty()) {
         result.kind = BackendKind::kCgroupV1;
-        result.cgroupRoot = v1Mount + "/arbrun";
+        result.cgroupRoot = layout.v1Cpuset + "/arbrun";
     }
     return result;
 }

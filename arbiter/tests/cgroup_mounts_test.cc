@@ -2,6 +2,8 @@
 // doctor's cgroup check.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "arbmounts/cgroup_mounts.h"
 
 namespace arbmounts {
@@ -71,6 +73,57 @@ TEST(ParseCgroupMounts, MalformedLinesAreSkipped) {
 TEST(ParseCgroupMounts, NoCgroups) {
     EXPECT_TRUE(parseCgroupMounts("").empty());
     EXPECT_TRUE(parseCgroupMounts("23 1 8:1 / / rw - ext4 /dev/sda1 rw\n").empty());
+}
+
+TEST(ListsController, WholeWordsOnly) {
+    EXPECT_TRUE(listsController("cpuset cpu io\n", "cpuset"));
+    EXPECT_TRUE(listsController("cpu io cpuset", "cpuset"));
+    EXPECT_FALSE(listsController("cpusetx cpu\n", "cpuset"));
+    EXPECT_FALSE(listsController("", "cpuset"));
+}
+
+// cgroup.controllers texts by path; a path not listed cannot be read.
+std::function<std::optional<std::string>(const std::string&)> filesOf(
+    std::map<std::string, std::string> files, std::vector<std::string>* asked = nullptr) {
+    return
+        [files = std::move(files), asked](const std::string& path) -> std::optional<std::string> {
+            if (asked) asked->push_back(path);
+            auto it = files.find(path);
+            if (it == files.end()) return std::nullopt;
+            return it->second;
+        };
+}
+
+TEST(CpusetLayout, FirstOfEachKindAndTheFirstV2OfferingCpuset) {
+    const auto mounts = parseCgroupMounts(
+        "30 1 0:30 / /a rw - cgroup2 cgroup2 rw\n"
+        "31 1 0:31 / /v1 rw - cgroup cgroup rw,cpuset\n"
+        "32 1 0:32 / /b rw - cgroup2 cgroup2 rw,favordynmods\n"
+        "33 1 0:33 / /c rw - cgroup2 cgroup2 rw\n"
+        "34 1 0:34 / /v1bis rw - cgroup cgroup rw,cpuset,favordynmods\n");
+    std::vector<std::string> asked;
+    const CpusetLayout layout =
+        cpusetLayout(mounts, filesOf({{"/a/cgroup.controllers", "cpu io\n"},
+                                      {"/b/cgroup.controllers", "cpuset\n"},
+                                      {"/c/cgroup.controllers", "cpuset\n"}},
+                                     &asked));
+    EXPECT_EQ(layout.v1Cpuset, "/v1");
+    EXPECT_EQ(layout.v2, "/a");
+    EXPECT_EQ(layout.v2Cpuset, "/b");
+    EXPECT_EQ(layout.favoring, "/b");
+    // Only cgroup2 mounts are asked, and none after the one that offers cpuset.
+    EXPECT_EQ(asked, (Strings{"/a/cgroup.controllers", "/b/cgroup.controllers"}));
+}
+
+TEST(CpusetLayout, UnreadableControllersOfferNothing) {
+    const auto mounts = parseCgroupMounts(
+        "30 1 0:30 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n"
+        "31 1 0:31 / /v1 rw - cgroup cgroup rw,cpu\n");
+    const CpusetLayout layout = cpusetLayout(mounts, filesOf({}));
+    EXPECT_EQ(layout.v2, "/sys/fs/cgroup");
+    EXPECT_TRUE(layout.v2Cpuset.empty());
+    EXPECT_TRUE(layout.v1Cpuset.empty());  // a v1 hierarchy without cpuset
+    EXPECT_TRUE(layout.favoring.empty());
 }
 
 }  // namespace

@@ -8,7 +8,6 @@
 #include <sched.h>
 #include <sys/stat.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -114,18 +113,12 @@ std::vector<pid_t> allThreads() {
 
 // The mount point of the cpuset hierarchy of `version`, or "" (v2: cgroup2 offering cpuset).
 std::string findMount(Version version) {
-    for (const arbmounts::CgroupMount& m :
-         arbmounts::parseCgroupMounts(arbtest::readText("/proc/self/mountinfo"))) {
-        const auto& c = m.controllers;
-        if (version == Version::kV1 && m.version == 1 &&
-            std::find(c.begin(), c.end(), "cpuset") != c.end())
-            return m.mountPoint;
-        if (version == Version::kV2 && m.version == 2 &&
-            arbtest::readText(m.mountPoint + "/cgroup.controllers").find("cpuset") !=
-                std::string::npos)
-            return m.mountPoint;
-    }
-    return "";
+    const arbmounts::CpusetLayout layout = arbmounts::cpusetLayout(
+        arbmounts::parseCgroupMounts(arbtest::readText("/proc/self/mountinfo")),
+        [](const std::string& path) -> std::optional<std::string> {
+            return arbtest::readText(path);
+        });
+    return version == Version::kV1 ? layout.v1Cpuset : layout.v2Cpuset;
 }
 
 // The grants `arbctl status --json` reports: pid -> cores.

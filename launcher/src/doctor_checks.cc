@@ -2,9 +2,6 @@
 // FAIL; what merely costs speed or isolation, or makes arbrun run standalone, is a WARN.
 #include "doctor_checks.h"
 
-#include <algorithm>
-#include <sstream>
-
 #include "arbmounts/cgroup_mounts.h"
 
 namespace arbrun {
@@ -59,57 +56,35 @@ Check checkSyscalls(SystemProbe& probe) {
                 "such programs may run much slower than natively; fix: Linux >= 5.11"};
 }
 
-// Whether a v1 hierarchy's options name a controller.
-bool contains(const std::vector<std::string>& items, const std::string& item) {
-    return std::find(items.begin(), items.end(), item) != items.end();
-}
+using arbmounts::CpusetLayout;
 
-// "cpuset" as a word of a cgroup.controllers / cgroup.subtree_control text ("cpuset cpu io\n").
+// "cpuset" as a word of a file's text, false when it could not be read.
 bool listsCpuset(const std::optional<std::string>& text) {
-    if (!text) return false;
-    std::istringstream in(*text);
-    for (std::string word; in >> word;) {
-        if (word == "cpuset") return true;
-    }
-    return false;
+    return text && arbmounts::listsController(*text, "cpuset");
 }
 
-// What the mount table offers the arbiter's cpuset backends; the cgroups and moves checks read it.
-struct CgroupLayout {
-    std::string v1Cpuset;   // the first v1 hierarchy with the cpuset controller
-    std::string v2;         // the first cgroup2 mount
-    bool v2Offers = false;  // ... and its cgroup.controllers lists cpuset
-    std::string favoring;   // the first mount with favordynmods (the kernel's lock is shared)
-};
-
-// Nullopt when /proc/self/mountinfo cannot be read.
-std::optional<CgroupLayout> readCgroupLayout(SystemProbe& probe) {
+// What the mount table offers the arbiter's cpuset backends, as core-arbiter --backend auto sees
+// it (arbmounts::cpusetLayout); the cgroups and moves checks read it. Nullopt when
+// /proc/self/mountinfo cannot be read.
+std::optional<CpusetLayout> readCpusetLayout(SystemProbe& probe) {
     const std::optional<std::string> mountinfo = probe.readFile("/proc/self/mountinfo");
     if (!mountinfo) return std::nullopt;
-    CgroupLayout layout;
-    for (const arbmounts::CgroupMount& m : arbmounts::parseCgroupMounts(*mountinfo)) {
-        if (m.version == 1 && layout.v1Cpuset.empty() && contains(m.controllers, "cpuset")) {
-            layout.v1Cpuset = m.mountPoint;
-        }
-        if (m.version == 2 && layout.v2.empty()) layout.v2 = m.mountPoint;
-        if (m.favorDynmods && layout.favoring.empty()) layout.favoring = m.mountPoint;
-    }
-    layout.v2Offers =
-        !layout.v2.empty() && listsCpuset(probe.readFile(layout.v2 + "/cgroup.controllers"));
-    return layout;
+    return arbmounts::cpusetLayout(
+        arbmounts::parseCgroupMounts(*mountinfo),
+        [&probe](const std::string& path) { return probe.readFile(path); });
 }
 
-// What core-arbiter --backend auto can use, in its own order (arbiter/daemon/detect.cc): v2 with
-// cpuset offered at its root, then a v1 cpuset hierarchy, then affinity only.
-Check checkCgroups(SystemProbe& probe, const std::optional<CgroupLayout>& layout) {
+// What core-arbiter --backend auto can use, in its own order: v2 with cpuset offered at its root,
+// then a v1 cpuset hierarchy, then affinity only.
+Check checkCgroups(SystemProbe& probe, const std::optional<CpusetLayout>& layout) {
     if (!layout) {
         return {Verdict::warn, "cgroups",
                 "cannot read /proc/self/mountinfo: cpuset support unknown; core-arbiter may "
                 "only have --backend affinity (no isolation)"};
     }
     const std::string& v1Cpuset = layout->v1Cpuset;
-    const std::string& v2 = layout->v2;
-    const bool v2Offers = layout->v2Offers;
+    const bool v2Offers = !layout->v2Cpuset.empty();
+    const std::string& v2 = v2Offers ? layout->v2Cpuset : layout->v2;
     const bool v2Enables = v2Offers && listsCpuset(probe.readFile(v2 + "/cgroup.subtree_control"));
     const std::string v1Alternative =
         v1Cpuset.empty() ? "" : ", or use --backend cgroup-v1 (v1 cpuset at " + v1Cpuset + ")";
@@ -148,11 +123,11 @@ Check checkCgroups(SystemProbe& probe, const std::optional<CgroupLayout>& layout
 // per-cpu rwsem whose writer, after a quiet spell, waits for an RCU grace period: ~6 ms on a
 // 2-vCPU VM, against ~5 us for a move within a few milliseconds of the last one. favordynmods
 // (on any hierarchy: the lock is shared) keeps it in the mode without that wait.
-Check checkCgroupMoves(const std::optional<CgroupLayout>& layout) {
+Check checkCgroupMoves(const std::optional<CpusetLayout>& layout) {
     if (!layout) {
         return {Verdict::warn, "moves", "cannot read /proc/self/mountinfo: favordynmods unknown"};
     }
-    if (layout->v1Cpuset.empty() && !layout->v2Offers) {
+    if (layout->v1Cpuset.empty() && layout->v2Cpuset.empty()) {
         return {Verdict::ok, "moves", "no cpuset hierarchy: the arbiter moves no threads"};
     }
     if (!layout->favoring.empty()) {
@@ -160,7 +135,7 @@ Check checkCgroupMoves(const std::optional<CgroupLayout>& layout) {
                 "favordynmods is on (" + layout->favoring +
                     "): moving a carrier between cpusets never waits for the kernel"};
     }
-    const std::string& v2 = layout->v2;
+    const std::string& v2 = layout->v2Cpuset.empty() ? layout->v2 : layout->v2Cpuset;
     return {Verdict::warn, "moves",
             "favordynmods is off: after a quiet spell, moving a thread between cpusets waits for "
             "an RCU grace period (milliseconds), so a core hand-over then takes that long; fix "
@@ -271,7 +246,7 @@ std::vector<Check> runChecks(SystemProbe& probe, const std::string& arbiterSocke
     checks.push_back(checkFsgsbase(probe));
     checks.push_back(checkGlibc(probe));
     checks.push_back(checkSyscalls(probe));
-    const std::optional<CgroupLayout> cgroups = readCgroupLayout(probe);  // read once for both
+    const std::optional<CpusetLayout> cgroups = readCpusetLayout(probe);  // read once for both
     checks.push_back(checkCgroups(probe, cgroups));
     checks.push_back(checkCgroupMoves(cgroups));
     checks.push_back(checkRoot(probe, arbiter));

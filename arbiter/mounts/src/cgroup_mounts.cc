@@ -66,4 +66,36 @@ std::vector<CgroupMount> parseCgroupMounts(std::string_view mountinfo) {
     return mounts;
 }
 
+bool listsController(std::string_view text, std::string_view name) {
+    std::istringstream in{std::string(text)};
+    for (std::string word; in >> word;) {
+        if (word == name) return true;
+    }
+    return false;
+}
+
+CpusetLayout cpusetLayout(
+    const std::vector<CgroupMount>& mounts,
+    const std::function<std::optional<std::string>(const std::string&)>& readFile) {
+    CpusetLayout layout;
+    for (const CgroupMount& m : mounts) {
+        if (m.favorDynmods && layout.favoring.empty()) layout.favoring = m.mountPoint;
+        if (m.version == 1) {
+            if (layout.v1Cpuset.empty() && std::find(m.controllers.begin(), m.controllers.end(),
+                                                     "cpuset") != m.controllers.end()) {
+                layout.v1Cpuset = m.mountPoint;
+            }
+            continue;
+        }
+        if (layout.v2.empty()) layout.v2 = m.mountPoint;
+        if (layout.v2Cpuset.empty()) {
+            const std::optional<std::string> controllers =
+                readFile(m.mountPoint + "/cgroup.controllers");
+            if (controllers && listsController(*controllers, "cpuset"))
+                layout.v2Cpuset = m.mountPoint;
+        }
+    }
+    return layout;
+}
+
 }  // namespace arbmounts
