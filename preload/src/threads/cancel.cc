@@ -16,6 +16,7 @@
 #include "io/raw_syscall.h"
 #include "libc/real_libc.h"
 #include "libc/shim.h"
+#include "libc/unwinder.h"
 #include "signals/interrupt.h"
 #include "signals/kernel_sigaction.h"
 #include "signals/signals.h"
@@ -170,6 +171,10 @@ using namespace arbrun;
 ARBRUN_EXPORT int pthread_cancel(pthread_t thread) {
     const arbrt::ThreadId id = userThread(thread);
     if (!id) return ARBRUN_REAL(pthread_cancel)(thread);
+    // The target may act on it in a signal handler (asynchronous mode), unwinding through this
+    // library's frames: the unwinder must be loaded before, here in normal context (as glibc's
+    // own pthread_cancel loads it).
+    loadUnwinder();
     std::atomic<int>& word = cancelWord(reinterpret_cast<void*>(thread));
     int old = word.load(std::memory_order_relaxed);
     int now;
