@@ -190,6 +190,7 @@ class ReadySink {
     void add(ThreadId id) {
         counter_.fetch_add(1, std::memory_order_relaxed);
         ThreadContext* t = id.context;
+        t->eventWake.store(1, std::memory_order_relaxed);  // before it can be queued
         if (!here_ || !claimParked(t, id.generation)) {
             signalContext(t, id.generation, Wake::wakeup);
             return;

@@ -19,6 +19,11 @@ namespace {
 void runThread(Carrier* c, ThreadContext* t) {
     Core* core = c->core;
     const uint64_t start = rdtsc();
+    if (core->idleSpin.holding()) [[unlikely]] {  // the idle period that ended with t
+        const bool readied = t->eventWake.load(std::memory_order_relaxed) != 0;
+        if (readied) t->eventWake.store(0, std::memory_order_relaxed);
+        core->idleSpin.resolve(readied);
+    }
     c->record.from = nullptr;
     c->record.action = AfterSwitch::nothing;
     std::atomic_ref(c->current).store(t, std::memory_order_relaxed);
@@ -152,6 +157,9 @@ void idle(Carrier* c) {
     RuntimeState& rt = *gRuntime;
     Core* core = c->core;
     const uint64_t start = rdtsc();
+    // A period still held since the last idle one found work that no thread run here came from
+    // (another core took it, or it was a release request): a hand-off as far as polling goes.
+    core->idleSpin.resolve(false);
     const uint64_t budget = core->idleSpin.budget(rt.idleSpinTicks);
     const uint64_t peekAfter = rt.idleSpinTicks / IdleSpinLearner::kProbeDivisor;
     core->idleSinceTsc.store(start, std::memory_order_relaxed);
@@ -201,7 +209,11 @@ void idle(Carrier* c) {
     // kernel wakes a native thread, so polling for it would only buy better-than-native latency
     // with CPU (a lightly loaded server's events often come just inside the budget, enough to
     // keep it polling in stretches). Polling is for hand-offs between threads.
-    core->idleSpin.record(gap, (work || stolen) && !readiness, rt.idleSpinTicks);
+    if ((work || stolen) && !readiness) {
+        core->idleSpin.hold(gap, rt.idleSpinTicks);  // a hand-off unless t was readied (runThread)
+    } else {
+        core->idleSpin.record(gap, false, rt.idleSpinTicks);
+    }
     core->idleTicks.store(core->idleTicks.load(std::memory_order_relaxed) + gap,
                           std::memory_order_relaxed);
     core->idleSinceTsc.store(0, std::memory_order_relaxed);

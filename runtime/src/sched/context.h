@@ -149,6 +149,14 @@ struct alignas(64) ThreadContext {
     bool freshTcb = false;
     // The class setThreadClass() asked for (any thread), applied by the thread at its next switch.
     std::atomic<uint8_t> wantedClass{0};
+    // Non-zero when an event last made it runnable, not another thread: readiness (the netpoll,
+    // io_poller.cc) or its timer (timers.cc). Such work must not teach the core that runs it to
+    // poll (idle_spin.h, resolve). Set (relaxed) by the netpoll or the timer before the thread is
+    // queued or handed over, which orders it for the carrier that takes it; read and cleared by the
+    // carrier that runs it after an idle period (runThread), never on other switches: this line is
+    // otherwise read-mostly. A hint: a value left from an earlier readiness event misjudges one
+    // idle period.
+    std::atomic<uint8_t> eventWake{0};
     Stack stack;
     void* closureTop = nullptr;  // where the stack for the entry frame begins (below any closure)
     ThreadContext* nextFree = nullptr;  // pool link

@@ -8,7 +8,9 @@
 // and polls the whole budget only while the score says a poll usually pays; otherwise it probes
 // briefly, which still catches immediate hand-offs (a thread woken by the one that just parked).
 // Work that was a readiness event (found by the netpoll, io_poller.cc) is recorded as not caught:
-// the netpolling carrier takes it with one wake-up, as natively, so it never warrants a poll.
+// the netpolling carrier takes it with one wake-up, as natively, so it never warrants a poll; so
+// is a thread the netpoll or a timer made runnable that this core then steals or finds queued
+// (hold/resolve).
 // The probe is learnt the same way, with a lower bar: it stays while at least one gap in eight
 // would have been caught by it, and is dropped otherwise (the carrier sleeps at once). A server
 // whose threads are woken by the network only (memcached at 5,000 requests/s) spent ~3 us of
@@ -52,6 +54,31 @@ class IdleSpinLearner {
         update(&probeScore_, foundWork && gapTicks <= fullTicks / kProbeDivisor);
     }
 
+    // An idle period that ended with a thread to run is a hand-off only if another thread made
+    // that one runnable, not an event (readiness, a timer: ThreadContext::eventWake), which is
+    // known once the dispatcher picks it: a thread the netpoll readied and this core then steals
+    // or finds queued is network work as surely as the one the netpoll hands over directly, and a
+    // timer's due time is known, so the sleep until it is as precise as a poll. Counted as
+    // hand-offs, such periods kept a server's cores polling between its requests for nothing
+    // (memcached at 5,000 requests/s, bench/idle-cpu). So such a period is held until the thread
+    // is known (resolve). A period held while another is pending resolves the older one as a
+    // hand-off (its work was taken by another core, or was not a thread: a release request).
+    void hold(uint64_t gapTicks, uint64_t fullTicks) {
+        if (held_) resolve(false);
+        heldGap_ = gapTicks;
+        heldFullTicks_ = fullTicks;
+        held_ = true;
+    }
+
+    // Records the held period, if any: caught unless an event made the thread that ended it
+    // runnable.
+    void resolve(bool eventWake) {
+        if (!held_) return;
+        held_ = false;
+        record(heldGap_, !eventWake, heldFullTicks_);
+    }
+
+    bool holding() const { return held_; }
     uint32_t score() const { return score_; }
     uint32_t probeScore() const { return probeScore_; }
 
@@ -69,6 +96,10 @@ class IdleSpinLearner {
     // Start polling: no gap seen yet, and hand-offs are common at start.
     uint32_t score_ = kFull;
     uint32_t probeScore_ = kFull;
+    // The period waiting for resolve() (hold()).
+    uint64_t heldGap_ = 0;
+    uint64_t heldFullTicks_ = 0;
+    bool held_ = false;
 };
 
 }  // namespace arbrt::detail

@@ -127,8 +127,10 @@ int fireExpiredTimers(Core* core) {
         publishNextDeadline(core);
     }
     core->timerLock.unlock();
-    for (int i = 0; i < n; ++i)
-        signalContext(due[i], generations[i], Wake::wakeup);  // deadline order
+    for (int i = 0; i < n; ++i) {
+        due[i]->eventWake.store(1, std::memory_order_relaxed);  // not a hand-off (idle_spin.h)
+        signalContext(due[i], generations[i], Wake::wakeup);    // deadline order
+    }
     return n;
 }
 
