@@ -1,5 +1,6 @@
-// Standalone start makes only core 0's carrier; the monitor makes the others once a second user
-// thread is alive, so a program that never creates a thread costs one carrier, not one per CPU.
+// Standalone start makes only core 0's carrier; once a second user thread is alive the monitor is
+// made, and it makes the others, so a program that never creates a thread costs one kernel thread,
+// not one per CPU and a monitor.
 #include <dirent.h>
 
 #include <atomic>
@@ -28,9 +29,9 @@ TEST(DeferredCarriers, OneLiveThread_RunsOnCoreZerosCarrierAlone) {
     std::atomic<int> during{0};
     arbrt::ThreadId only = arbrt::createThread([&] { during = kernelThreads(); });
     EXPECT_EQ(arbrt::join(only), 0);
-    // The monitor and core 0's carrier, and no more, also after the thread is gone.
-    EXPECT_EQ(during.load() - before, 2);
-    EXPECT_EQ(kernelThreads() - before, 2);
+    // Core 0's carrier, and no more (no monitor either), also after the thread is gone.
+    EXPECT_EQ(during.load() - before, 1);
+    EXPECT_EQ(kernelThreads() - before, 1);
     EXPECT_TRUE(arbrt::stop());
     EXPECT_EQ(kernelThreads(), before);
 }
@@ -50,13 +51,35 @@ TEST(DeferredCarriers, SecondLiveThread_BringsEveryOtherCarrier) {
     arbrt::ThreadId first = arbrt::createThread(waiter);
     ASSERT_TRUE(eventually([&] { return running.load() == 1; }));
     const int alone = kernelThreads();
-    EXPECT_EQ(alone - before, 2);  // the monitor and core 0's carrier
+    EXPECT_EQ(alone - before, 1);  // core 0's carrier
     arbrt::ThreadId second = arbrt::createThread(waiter);
-    EXPECT_TRUE(eventually([&] { return kernelThreads() >= alone + kCores - 1; }));
-    EXPECT_EQ(kernelThreads(), alone + kCores - 1) << "one carrier per deferred core, no more";
+    EXPECT_TRUE(eventually([&] { return kernelThreads() >= alone + kCores; }));
+    EXPECT_EQ(kernelThreads(), alone + kCores)
+        << "the monitor and one carrier per deferred core, no more";
     release = true;
     EXPECT_EQ(arbrt::join(first), 0);
     EXPECT_EQ(arbrt::join(second), 0);
+    EXPECT_TRUE(arbrt::stop());
+    EXPECT_EQ(kernelThreads(), before);
+}
+
+// One core: nothing is deferred, but the monitor still waits for a second thread (its time slices
+// and lending need one), and comes with it.
+TEST(DeferredCarriers, OneCore_MonitorComesWithTheSecondThread) {
+    const int before = kernelThreads();
+    arbrt::RuntimeOptions options;
+    options.numCores = 1;
+    ASSERT_FALSE(arbrt::start(options).has_value());
+    std::atomic<int> alone{0}, withSecond{0};
+    arbrt::ThreadId first = arbrt::createThread([&] {
+        alone = kernelThreads();
+        arbrt::ThreadId second = arbrt::createThread([] {});
+        withSecond = kernelThreads();
+        EXPECT_EQ(arbrt::join(second), 0);
+    });
+    EXPECT_EQ(arbrt::join(first), 0);
+    EXPECT_EQ(alone.load() - before, 1) << "core 0's carrier only";
+    EXPECT_EQ(withSecond.load() - before, 2) << "the carrier and the monitor";
     EXPECT_TRUE(arbrt::stop());
     EXPECT_EQ(kernelThreads(), before);
 }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "arbiter/estimation.h"
+#include "arbrt/embed/host.h"
 #include "arbrt/io.h"
 #include "arbrt/time.h"
 #include "diag/trace.h"
@@ -448,27 +449,45 @@ void nudgeMonitorFor(Core* core) {
 }
 
 // The release store of the flag pairs with deferredCarriersDue()'s acquire; the first caller asks
-// the monitor to look.
+// the monitor to look (a monitor that does not exist yet makes them as it starts).
 void wantDeferredCarriers() {
     RuntimeState& rt = *gRuntime;
     if (rt.deferredCarriersWanted.exchange(true, std::memory_order_acq_rel)) return;
-    askMonitorToLook(rt);
+    if (!rt.monitorWanted.load(std::memory_order_acquire)) {
+        wantMonitor();
+    } else {
+        askMonitorToLook(rt);
+    }
+}
+
+// The first caller starts the monitor, as the kernel thread it runs on (a user thread's caller
+// borrows its carrier's own TCB: glibc's pthread_create must see a thread it knows). Callers are
+// thread creation and enqueue, never a signal handler. Should the kernel refuse the thread, the
+// program goes on without time slices and lending, and the next caller tries again.
+void wantMonitor() {
+    RuntimeState& rt = *gRuntime;
+    if (rt.monitorWanted.exchange(true, std::memory_order_acq_rel)) return;
+    runOnKernelThreadTcb(
+        [](void*) {
+            if (!startMonitor()) gRuntime->monitorWanted.store(false, std::memory_order_release);
+        },
+        nullptr);
 }
 
 bool startMonitor() {
     RuntimeState& rt = *gRuntime;
-    rt.lendAfterTicks = ticksForNs(rt.options.lendAfterNs);
-    rt.monitorStarted = hostCreateThread(&rt.monitorThread, monitorMain, nullptr) == 0;
-    return rt.monitorStarted;
+    const bool started = hostCreateThread(&rt.monitorThread, monitorMain, nullptr) == 0;
+    rt.monitorStarted.store(started, std::memory_order_release);
+    return started;
 }
 
 void stopMonitorAndSpares() {
     RuntimeState& rt = *gRuntime;
-    if (rt.monitorStarted) {
+    if (rt.monitorStarted.load(std::memory_order_acquire)) {
         rt.monitorWord.store(1, std::memory_order_relaxed);
         futexWake(&rt.monitorWord, 1);
         hostJoinThread(rt.monitorThread);
-        rt.monitorStarted = false;
+        rt.monitorStarted.store(false, std::memory_order_relaxed);
     }
     for (int i = 0; i < rt.sparesMade; ++i) futexWake(&rt.spares[i]->spareWord, 1);
     for (int i = 0; i < rt.sparesMade; ++i) hostJoinThread(rt.spares[i]->thread);

@@ -311,6 +311,8 @@ void wakeMonitorIfDeepAsleep();
 // deferred carriers are worth their kernel threads now; the first caller wakes the monitor to
 // create them (blocking.cc).
 void wantDeferredCarriers();
+// Standalone: starts the monitor the first time it has work (runtime_state.h: monitorWanted).
+void wantMonitor();
 // Wakes the monitor, every spare and joins them (stop()).
 void stopMonitorAndSpares();
 // Starts the monitor thread (start()); false if it cannot be created.

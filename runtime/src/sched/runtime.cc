@@ -191,7 +191,12 @@ std::optional<Error> startRuntime(const RuntimeOptions& options) {
     const int eagerCarriers = rt->provider ? rt->numCores : 1;
     rt->nextDeferredCarrier = eagerCarriers;  // the monitor's from here on
     rt->deferredCarriersWanted.store(eagerCarriers >= rt->numCores, std::memory_order_relaxed);
-    if (!startPoller() || !startMonitor() || !startReleaseWatcher() || !startRequestSender()) {
+    // Standalone without a trace, the monitor waits until it has something to do (wantMonitor).
+    const bool eagerMonitor = rt->provider || !options.tracePath.empty();
+    rt->monitorWanted.store(eagerMonitor, std::memory_order_relaxed);
+    rt->lendAfterTicks = ticksForNs(options.lendAfterNs);
+    if (!startPoller() || (eagerMonitor && !startMonitor()) || !startReleaseWatcher() ||
+        !startRequestSender()) {
         rt->stopping.store(true, std::memory_order_release);
         stopRequestSender();
         stopReleaseWatcher();

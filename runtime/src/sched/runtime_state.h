@@ -51,7 +51,9 @@ struct RuntimeState {
     SpinLock spareLock{LockRank::spare};
     Carrier* idleSpares = nullptr;
     pthread_t monitorThread{};
-    bool monitorStarted = false;
+    // Whether the monitor thread exists: written (release) by whoever starts it, read (acquire) by
+    // stop() and fork's reset, which run after every thread that could start it.
+    std::atomic<bool> monitorStarted{false};
     // Standalone mode starts only core 0's carrier before the program runs; the monitor creates
     // the others (startDeferredCarriers, blocking.cc) from this index on, off the program's
     // start-up path. Written by the thread starting the runtime before the monitor exists, then
@@ -65,6 +67,14 @@ struct RuntimeState {
     // (relaxed: a read-mostly hint) and by the monitor (acquire); true from the start when nothing
     // is deferred.
     std::atomic<bool> deferredCarriersWanted{false};
+    // Whether the monitor is wanted yet (wantMonitor, blocking.cc). Standalone, it is made only
+    // once the program gives it something to do: a second user thread alive (time slices, lending,
+    // stranded work) or a thread queued on a deferred carrier's core (which it creates). A program
+    // that never creates a thread (every command of a shell script, most fork children) pays no
+    // kernel thread for it. True from the start in arbiter mode (core estimation, releases) and
+    // with --trace (utilisation samples). Beside deferredCarriersWanted, which every creation
+    // reads too: one read-mostly line; the exchange makes one caller the starter.
+    std::atomic<bool> monitorWanted{false};
     uint64_t lendAfterTicks = 0;
     alignas(64) std::atomic<uint32_t> monitorWord{0};  // futex: 1 = look now
     std::atomic<bool> monitorNapping{false};           // sleeping longer than its shortest period

@@ -95,8 +95,12 @@ void countNewThread() {
         rt.threadsCreated.fetch_add(1, std::memory_order_relaxed);
     }
     const uint64_t live = rt.liveThreads.fetch_add(1, std::memory_order_relaxed) + 1;
-    if (live >= 2 && !rt.deferredCarriersWanted.load(std::memory_order_relaxed)) [[unlikely]]
-        wantDeferredCarriers();
+    if (live >= 2) {  // a second thread: the monitor and the deferred carriers have work now
+        if (!rt.deferredCarriersWanted.load(std::memory_order_relaxed)) [[unlikely]]
+            wantDeferredCarriers();
+        if (!rt.monitorWanted.load(std::memory_order_relaxed)) [[unlikely]]
+            wantMonitor();
+    }
     uint64_t peak = rt.peakLiveThreads.load(std::memory_order_relaxed);
     while (live > peak && !rt.peakLiveThreads.compare_exchange_weak(peak, live)) {
     }
