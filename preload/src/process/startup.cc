@@ -22,6 +22,7 @@
 #include "arbrt/arbrt.h"
 #include "arbrt/embed/host.h"
 #include "arbrt/embed/platform.h"
+#include "arbrt/embed/tls.h"
 #include "arbrt/policy/arachne_estimator.h"
 #include "arbrt/policy/fast_estimator.h"
 #include "io/raw_syscalls.h"
@@ -38,6 +39,8 @@ namespace arbrun {
 namespace {
 
 std::atomic<int> gMode{int(Mode::undecided)};
+// Whether findMainArena found glibc's arena word (written once at start-up, before main's thread).
+bool gMainArena = false;
 std::atomic<bool> gStarting{false};
 // Written once by decideMode(), read-only afterwards. Constructed on first use: interposed calls
 // can arrive from other libraries' constructors before this file's dynamic initialisers have run.
@@ -237,6 +240,8 @@ Mode decideMode() {
         catchTrappedSyscalls();
     }
     arbrt::setHostThreadApi({ARBRUN_REAL(pthread_create), ARBRUN_REAL(pthread_join)});
+    // On the initial thread, before any user thread: main() will allocate from the main arena.
+    gMainArena = arbrt::findMainArena();
     if (!config().standalone) connectArbiter(&options);
     if (options.coreProvider) {
         if (auto err = arbrt::start(options)) {
@@ -275,6 +280,9 @@ struct MainArgs {
 
 void* runMain(void* raw) {
     auto* a = static_cast<MainArgs*>(raw);
+    if (gMainArena && !arbrt::useMainArena()) {
+        logVerbose("main() allocates from an arena of its own (glibc's main arena was refused)");
+    }
     std::exit(gMain(a->argc, a->argv, a->envp));
 }
 
