@@ -8,15 +8,16 @@
 #include "../common/compat.h"
 
 // Whether `p` lies in the brk heap: between the program break at start and the current one.
-static char* initial_break;
-static int in_brk_heap(const void* p) {
-    return (const char*)p >= initial_break && (const char*)p < (char*)sbrk(0);
+// (An address, not a pointer: the compiler would take the pointee for read.)
+static uintptr_t initial_break;
+static int in_brk_heap(uintptr_t p) {
+    return p >= initial_break && p < (uintptr_t)sbrk(0);
 }
 
 static void* thread_allocates(void* arg) {
     (void)arg;
     void* p = malloc(64);
-    const int in_heap = in_brk_heap(p);
+    const int in_heap = in_brk_heap((uintptr_t)p);
     free(p);
     return (void*)(intptr_t)in_heap;
 }
@@ -25,13 +26,13 @@ int main(void) {
     compat_start("main_arena");
     // A bound below the brk heap (which starts within 32 MiB of the program's data and may have
     // grown already); arenas of other threads are mappings far above the break.
-    initial_break = (char*)sbrk(0) - 64 * 1024 * 1024;
+    initial_break = (uintptr_t)sbrk(0) - 64 * 1024 * 1024;
     void* blocks[4096];
     for (int i = 0; i < 4096; ++i) {
         blocks[i] = malloc(512);  // 2 MiB: the heap grows while main() allocates
         CHECK(blocks[i] != NULL, "malloc failed");
-        CHECK(in_brk_heap(blocks[i]), "main()'s block %d is outside the brk heap (%p, break %p)", i,
-              blocks[i], sbrk(0));
+        CHECK(in_brk_heap((uintptr_t)blocks[i]),
+              "main()'s block %d is outside the brk heap (%p, break %p)", i, blocks[i], sbrk(0));
     }
     for (int i = 0; i < 4096; ++i) free(blocks[i]);
     CHECK((intptr_t)compat_join(compat_spawn(thread_allocates, NULL)) == 0,

@@ -20,9 +20,9 @@ void runThread(Carrier* c, ThreadContext* t) {
     Core* core = c->core;
     const uint64_t start = rdtsc();
     if (core->idleSpin.holding()) [[unlikely]] {  // the idle period that ended with t
-        const bool readied = t->eventWake.load(std::memory_order_relaxed) != 0;
-        if (readied) t->eventWake.store(0, std::memory_order_relaxed);
-        core->idleSpin.resolve(readied);
+        const bool byEvent = t->eventWake.load(std::memory_order_relaxed) != 0;
+        if (byEvent) t->eventWake.store(0, std::memory_order_relaxed);
+        core->idleSpin.resolve(byEvent);
     }
     c->record.from = nullptr;
     c->record.action = AfterSwitch::nothing;
@@ -210,7 +210,7 @@ void idle(Carrier* c) {
     // with CPU (a lightly loaded server's events often come just inside the budget, enough to
     // keep it polling in stretches). Polling is for hand-offs between threads.
     if ((work || stolen) && !readiness) {
-        core->idleSpin.hold(gap, rt.idleSpinTicks);  // a hand-off unless t was readied (runThread)
+        core->idleSpin.hold(gap, rt.idleSpinTicks);  // a hand-off unless an event woke t (runThread)
     } else {
         core->idleSpin.record(gap, false, rt.idleSpinTicks);
     }
