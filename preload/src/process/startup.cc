@@ -28,6 +28,7 @@
 #include "io/raw_syscalls.h"
 #include "libc/real_libc.h"
 #include "libc/shim.h"
+#include "libc/stdio_locks.h"
 #include "process/fork.h"
 #include "process/own_runtime.h"
 #include "process/setxid.h"
@@ -208,6 +209,7 @@ void reportGlibc() {
 Mode decideMode() {
     // The runtime's clock calibration spans the checks and set-up below instead of a sleep.
     arbrt::beginClockCalibration();
+    noteStdioBeforeThreads();  // before any kernel thread of ours exists
     std::string error;
     // Before anything is installed (signal handlers, the runtime's threads): such a process
     // must see glibc exactly as without arbrun.
@@ -330,7 +332,10 @@ Mode ensureStarted() {
     bool expected = false;
     if (!gStarting.compare_exchange_strong(expected, true)) return Mode(gMode.load());
     const Mode decided = decideMode();
-    if (decided == Mode::runtime) installSetxidHandler();  // the runtime's threads exist now
+    if (decided == Mode::runtime) {
+        installSetxidHandler();  // the runtime's threads exist now
+        relaxStdioLocks();       // and glibc locks every stream for them: not for the program yet
+    }
     gMode.store(int(decided), std::memory_order_release);
     return decided;
 }

@@ -15,6 +15,7 @@
 #include "arbrt/embed/threads.h"
 #include "libc/real_libc.h"
 #include "libc/shim.h"
+#include "libc/stdio_locks.h"
 #include "signals/interrupt.h"
 #include "signals/signals.h"
 #include "threads/attr.h"
@@ -127,6 +128,7 @@ ARBRUN_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
                                  void* (*start)(void*), void* arg) {
     if (ensureStarted() != Mode::runtime)
         return ARBRUN_REAL(pthread_create)(thread, attr, start, arg);
+    restoreStdioLocks();  // the program's second thread: its streams lock from now on
     arbrt::ThreadAttributes attributes;
     if (int err = readAttributes(attr, &attributes)) return err;
     if (!classesActive()) return createWith(attributes, attr, start, arg, thread, nullptr);
