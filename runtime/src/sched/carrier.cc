@@ -210,7 +210,8 @@ void idle(Carrier* c) {
     // with CPU (a lightly loaded server's events often come just inside the budget, enough to
     // keep it polling in stretches). Polling is for hand-offs between threads.
     if ((work || stolen) && !readiness) {
-        core->idleSpin.hold(gap, rt.idleSpinTicks);  // a hand-off unless an event woke t (runThread)
+        core->idleSpin.hold(gap,
+                            rt.idleSpinTicks);  // a hand-off unless an event woke t (runThread)
     } else {
         core->idleSpin.record(gap, false, rt.idleSpinTicks);
     }

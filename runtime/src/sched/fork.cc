@@ -25,8 +25,9 @@ namespace {
 using boost::context::detail::jump_fcontext;
 using boost::context::detail::make_fcontext;
 
-// The forking kernel thread's stack once its user thread moved to a new carrier: it only waits.
-constexpr size_t kHostStackSize = 64 * 1024;
+// The forking kernel thread's stack once its user thread moved off it: it runs core 0's
+// dispatcher, as a carrier made by pthread_create would, with as much stack (committed lazily).
+constexpr size_t kHostStackSize = 8 << 20;
 constexpr long kRseqSignature = 0x53053053;  // glibc's RSEQ_SIG on x86-64
 constexpr long kRseqUnregister = 1;
 
@@ -84,8 +85,10 @@ void unregisterRseq(void* nativeTcb) {
 }
 
 // Runs on the forking kernel thread, on a stack and TCB of its own, once the surviving user thread
-// has switched away: makes it runnable on the new runtime, then lives as long as the child's
-// user threads, like the main kernel thread of a process started under the runtime.
+// has switched away: makes it runnable on the new runtime, then runs core 0's dispatcher itself
+// (the child starts no carrier thread: a thread creation and a cross-thread wake-up less per
+// fork, and the survivor resumes on the kernel thread it forked on). The process exits when its
+// last user thread does (finishExit); the dispatcher returns only if the runtime stops.
 [[noreturn]] void hostMain(transfer_t t) noexcept {
     GlibcTcb::resetLibcState(false);  // ctype tables of the fresh TCB
     auto* self = static_cast<ThreadContext*>(t.data);
@@ -93,6 +96,7 @@ void unregisterRseq(void* nativeTcb) {
     gRuntime->policy.adoptSurvivor(self);
     self->core = placeThread(self, -1);
     enqueue(self, Wake::wakeup);
+    runAsCarrier(&gRuntime->carriers[0]);
     waitUntilNoThreads();
     std::exit(0);  // the last thread exited (glibc does the same)
 }
@@ -151,7 +155,8 @@ std::optional<Error> childAfterFork(int numCores) {
     options.numCores = numCores > 0 && numCores <= kMaxCores ? numCores : old->numCores;
     gRuntime = nullptr;  // leaked, see the top of this file
     if (self) resetSurvivor(self, options.numCores);
-    if (auto err = startRuntime(options)) {
+    // A forking user thread's kernel thread becomes core 0's carrier (hostMain).
+    if (auto err = startRuntime(options, /*callerBecomesCarrierZero=*/self != nullptr)) {
         if (self) writeTcbSlot(self->tcb, kUserThreadSlot, nullptr);  // a plain kernel thread now
         return err;
     }
@@ -160,9 +165,12 @@ std::optional<Error> childAfterFork(int numCores) {
     gRuntime->peakLiveThreads.store(1, std::memory_order_relaxed);
     unregisterRseq(forkingTcb);
     if (!handOver(self)) {
-        // Cannot move: keep running where we are as a kernel thread that creates user threads.
+        // Cannot move: keep running where we are as a kernel thread that creates user threads,
+        // on a core 0 carrier of the usual kind after all.
         writeTcbSlot(self->tcb, kUserThreadSlot, nullptr);
         gRuntime->liveThreads.store(0, std::memory_order_relaxed);
+        gRuntime->exitWithLastThread = false;
+        startCarrier(*gRuntime, 0);
         return Error{Errc::systemError, "cannot make a stack for the forking kernel thread"};
     }
     return std::nullopt;

@@ -89,18 +89,7 @@ int cpusInAffinity() {
 }
 
 void* carrierMain(void* arg) {
-    auto* c = static_cast<Carrier*>(arg);
-    c->nativeTcb = threadPointer();
-    writeTcbSlot(c->nativeTcb, kCarrierSlot, c);
-    recordCarrierSignalMask(c);
-    enableSyscallDispatch(c);
-    AltStack altStack;  // for the stack-overflow report, on this kernel thread
-    if (gRuntime->provider) {
-        runGrantedCores(c);
-    } else {
-        dispatchOwnCore(c);
-    }
-    writeTcbSlot(c->nativeTcb, kCarrierSlot, nullptr);
+    runAsCarrier(static_cast<Carrier*>(arg));
     return nullptr;
 }
 
@@ -139,7 +128,7 @@ int startCarrier(RuntimeState& rt, int i) {
 }
 
 // Builds the state and starts the carriers; the options are valid and the platform probed.
-std::optional<Error> startRuntime(const RuntimeOptions& options) {
+std::optional<Error> startRuntime(const RuntimeOptions& options, bool callerBecomesCarrierZero) {
     auto* rt = new RuntimeState;
     rt->options = options;
     rt->numCores = options.numCores ? options.numCores : cpusInAffinity();
@@ -210,7 +199,8 @@ std::optional<Error> startRuntime(const RuntimeOptions& options) {
                      "cannot create the runtime's epoll, monitor, release-watcher or request "
                      "thread"};
     }
-    for (int i = 0; i < std::min(rt->numCores, eagerCarriers); ++i) {
+    rt->exitWithLastThread = callerBecomesCarrierZero;
+    for (int i = callerBecomesCarrierZero ? 1 : 0; i < std::min(rt->numCores, eagerCarriers); ++i) {
         if (int err = startCarrier(*rt, i)) {
             stopCarriers(*rt);
             gRuntime = nullptr;
@@ -220,6 +210,20 @@ std::optional<Error> startRuntime(const RuntimeOptions& options) {
         }
     }
     return std::nullopt;
+}
+
+void runAsCarrier(Carrier* c) {
+    c->nativeTcb = threadPointer();
+    writeTcbSlot(c->nativeTcb, kCarrierSlot, c);
+    recordCarrierSignalMask(c);
+    enableSyscallDispatch(c);
+    AltStack altStack;  // for the stack-overflow report, on this kernel thread
+    if (gRuntime->provider) {
+        runGrantedCores(c);
+    } else {
+        dispatchOwnCore(c);
+    }
+    writeTcbSlot(c->nativeTcb, kCarrierSlot, nullptr);
 }
 
 }  // namespace detail

@@ -75,6 +75,9 @@ struct RuntimeState {
     // with --trace (utilisation samples). Beside deferredCarriersWanted, which every creation
     // reads too: one read-mostly line; the exchange makes one caller the starter.
     std::atomic<bool> monitorWanted{false};
+    // A fork child's forking kernel thread runs core 0 (fork.cc): no host waits for the last user
+    // thread, so its exit ends the process (finishExit). Written before any user thread runs.
+    bool exitWithLastThread = false;
     uint64_t lendAfterTicks = 0;
     alignas(64) std::atomic<uint32_t> monitorWord{0};  // futex: 1 = look now
     std::atomic<bool> monitorNapping{false};           // sleeping longer than its shortest period
@@ -124,7 +127,12 @@ int hostJoinThread(pthread_t thread);
 
 // Builds the runtime state and starts its carriers for validated options on a probed platform:
 // the second half of start(), and the fork child's rebuild (fork.cc). Sets gRuntime on success.
-std::optional<Error> startRuntime(const RuntimeOptions& options);
+// With `callerBecomesCarrierZero` (standalone only) core 0's carrier is not created: the caller
+// runs it (runAsCarrier), and the process exits when its last user thread does.
+std::optional<Error> startRuntime(const RuntimeOptions& options,
+                                  bool callerBecomesCarrierZero = false);
+// Runs `c`'s dispatcher on the calling kernel thread until the runtime stops (a carrier's body).
+void runAsCarrier(Carrier* c);
 
 // --- Clock (clock.cc).
 // The TSC rate against CLOCK_MONOTONIC from two bracketed samples at least 100 us apart: begin

@@ -253,11 +253,8 @@ void parkCurrent(ThreadContext* self) {
 namespace {
 
 // The exiting thread's stack is no longer in use: publish its result to a joiner, or free it.
-void finishExit(ThreadContext* t) {
-    gRuntime->liveThreads.fetch_sub(1, std::memory_order_relaxed);
-    // While batch threads live the arbiter request depends on the normal threads (thread.cc).
-    if (gRuntime->policy.batchThreads() != 0) [[unlikely]]
-        requestChanged();
+// Publishes the exited thread's state to its joiner, or frees it if detached.
+void publishExit(ThreadContext* t) {
     uint64_t s = t->lifecycle.load(std::memory_order_acquire);
     for (;;) {
         const uint32_t gen = generationOf(s);
@@ -297,6 +294,18 @@ void finishExit(ThreadContext* t) {
                 return;
         }
     }
+}
+
+void finishExit(ThreadContext* t) {
+    const bool last = gRuntime->liveThreads.fetch_sub(1, std::memory_order_relaxed) == 1;
+    // While batch threads live the arbiter request depends on the normal threads (thread.cc).
+    if (gRuntime->policy.batchThreads() != 0) [[unlikely]]
+        requestChanged();
+    publishExit(t);
+    // A fork child whose kernel thread became a carrier has no host waiting for the last thread:
+    // the process exits here, with status 0, as glibc's last exiting thread makes it do.
+    if (last && gRuntime->exitWithLastThread) [[unlikely]]
+        std::exit(0);
 }
 
 }  // namespace
