@@ -51,8 +51,9 @@ struct RuntimeState {
     SpinLock spareLock{LockRank::spare};
     Carrier* idleSpares = nullptr;
     pthread_t monitorThread{};
-    // Whether the monitor thread exists: written (release) by whoever starts it, read (acquire) by
-    // stop() and fork's reset, which run after every thread that could start it.
+    // Whether the monitor thread exists: written (release) by whoever starts it (start-up, or the
+    // creator of the program's second thread: wantMonitor), read (acquire) by stop(), which runs
+    // after every thread that could start it.
     std::atomic<bool> monitorStarted{false};
     // Standalone mode starts only core 0's carrier before the program runs; the monitor creates
     // the others (startDeferredCarriers, blocking.cc) from this index on, off the program's
