@@ -9,6 +9,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "arbfast/fast_start.h"
+
 namespace arbrun {
 namespace {
 
@@ -67,30 +69,35 @@ std::string pickCandidate(const std::vector<std::string>& candidates, std::strin
     return candidates.front();
 }
 
+// The directory of `selfExe` (an absolute path, as /proc/self/exe gives) joined with `relative`,
+// normalised; `relative` itself when that cannot be done (a relative or overlong selfExe), which
+// the library check then reports as not found.
+std::string joinToExe(std::string_view selfExe, std::string_view relative) {
+    const std::string exe(selfExe), rel(relative);
+    arbfast::Path joined;
+    if (!arbfast::joinRelative(exe.c_str(), rel.c_str(), &joined)) return rel;
+    return std::string(joined.text, joined.size);
+}
+
 }  // namespace
 
-// The build tree's layout: bin/arbrun beside lib/libarbrun.so.
+// The build tree's layout: bin/arbrun beside lib/libarbrun.so. The lexical arithmetic is the fast
+// start's (arbfast::joinRelative), so both paths name the same file the same way.
 std::string defaultPreloadPath(std::string_view selfExe) {
-    const fs::path exe(selfExe);
-    return (exe.parent_path() / ".." / "lib" / "libarbrun.so").lexically_normal().string();
+    return joinToExe(selfExe, arbfast::kBuildTreePreloadRelPath);
 }
 
 // Set by the build from the install directories (launcher/CMakeLists.txt), so an installed arbrun
-// needs no environment variable; the fallback is the default GNU layout's.
+// needs no environment variable.
 std::string_view installedPreloadRelPath() {
-#ifdef ARBRUN_INSTALL_PRELOAD_RELPATH
-    return ARBRUN_INSTALL_PRELOAD_RELPATH;
-#else
-    return "../lib/arbrun/libarbrun.so";
-#endif
+    return arbfast::installedPreloadRelPath();
 }
 
 // Installed first: a build tree has no lib/arbrun/, while an installed prefix's lib/ may hold
 // another project's (or an old) libarbrun.so.
 std::vector<std::string> preloadCandidates(std::string_view selfExe,
                                            std::string_view installedRelPath) {
-    const fs::path dir = fs::path(selfExe).parent_path();
-    std::vector<std::string> out{(dir / installedRelPath).lexically_normal().string()};
+    std::vector<std::string> out{joinToExe(selfExe, installedRelPath)};
     std::string build = defaultPreloadPath(selfExe);
     if (build != out.front()) out.push_back(std::move(build));
     return out;

@@ -1,34 +1,15 @@
 // Resolving and inspecting the program before exec (program_check.h).
 #include "program_check.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <string_view>
+#include "arbfast/fast_start.h"
 
 namespace arbrun {
 
-// glibc's execvp default when PATH is unset.
-constexpr const char* kDefaultPath = "/bin:/usr/bin";
-
-// An empty PATH entry means the current directory, as for execvp.
+// The fast start's search (arbfast::findProgram), so both paths run the same file.
 std::string resolveProgram(const std::string& name, const char* path) {
-    if (name.empty()) return "";
-    if (name.find('/') != std::string::npos) return name;
-    std::string_view rest = path && *path ? path : kDefaultPath;
-    for (;;) {
-        const size_t colon = rest.find(':');
-        const std::string_view dir = rest.substr(0, colon);
-        const std::string candidate =
-            dir.empty() ? name : std::string(dir) + (dir.back() == '/' ? "" : "/") + name;
-        struct stat st {};
-        if (stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-            access(candidate.c_str(), X_OK) == 0) {
-            return candidate;
-        }
-        if (colon == std::string_view::npos) return "";
-        rest.remove_prefix(colon + 1);
-    }
+    arbfast::Path found;
+    if (!arbfast::findProgram(name.c_str(), path, &found)) return "";
+    return std::string(found.text, found.size);
 }
 
 // The Go wording matches the preload library's line for a dynamically linked Go program.

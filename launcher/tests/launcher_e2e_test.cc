@@ -226,6 +226,107 @@ TEST_F(Launcher, NoExistingPreload) {
     EXPECT_EQ(env.at("ARBRUN_STANDALONE"), "1");
 }
 
+// The configuration the preload library reads from a program's environment.
+arbconfig::Config configIn(const std::map<std::string, std::string>& env) {
+    arbconfig::Config config;
+    std::string error;
+    EXPECT_TRUE(arbconfig::fromEnvironment(
+        [&](const char* name) -> const char* {
+            auto it = env.find(name);
+            return it == env.end() ? nullptr : it->second.c_str();
+        },
+        &config, &error))
+        << error;
+    return config;
+}
+
+// The program's ARBRUN_* variables, "NAME=VALUE" in name order.
+std::vector<std::string> arbrunVariables(const std::map<std::string, std::string>& env) {
+    std::vector<std::string> out;
+    for (const auto& [name, value] : env) {
+        if (name.rfind("ARBRUN_", 0) == 0) out.push_back(name + "=" + value);
+    }
+    return out;
+}
+
+// `arbrun [--standalone] -- program` in an environment without ARBRUN_* variables or LD_PRELOAD
+// is the fast start's (arbfast/fast_start.h): it sets LD_PRELOAD and ARBRUN_STANDALONE only.
+// With an ARBRUN_* variable in arbrun's environment the same command goes to the full launcher,
+// which sets every variable; the configuration the preload library reads is the same.
+TEST_F(Launcher, FastStartConfiguresAsTheFullLauncher) {
+    for (const bool standalone : {false, true}) {
+        std::vector<std::string> args = {"--", "/usr/bin/env"};
+        if (standalone) args.insert(args.begin(), "--standalone");
+        const Result fast = arbrun(args);
+        ASSERT_EQ(exitCode(fast), 0) << fast.err;
+        const auto fastEnv = parseEnvOutput(fast.out);
+        std::vector<std::string> expected = {"ARBRUN_PRELOAD_LIB=" + lib_};
+        if (standalone) expected.push_back("ARBRUN_STANDALONE=1");
+        EXPECT_EQ(arbrunVariables(fastEnv), expected);
+        EXPECT_EQ(fastEnv.at("LD_PRELOAD"), lib_);
+        EXPECT_EQ(fastEnv.at("PATH"), "/usr/bin:/bin");
+
+        env_["ARBRUN_PRIORITY"] = "6";  // replaced by the full launcher, not inherited
+        const Result full = arbrun(args);
+        env_.erase("ARBRUN_PRIORITY");
+        ASSERT_EQ(exitCode(full), 0) << full.err;
+        const auto fullEnv = parseEnvOutput(full.out);
+        EXPECT_EQ(fullEnv.at("ARBRUN_PRIORITY"), "3");
+        EXPECT_EQ(fullEnv.at("LD_PRELOAD"), lib_);
+        const arbconfig::Config fromFast = configIn(fastEnv);
+        EXPECT_TRUE(fromFast == configIn(fullEnv)) << "standalone " << standalone;
+        EXPECT_EQ(fromFast.standalone, standalone);
+    }
+}
+
+// Everything the fast start does not handle reaches the full launcher unchanged: it then sets
+// every ARBRUN_* variable (ARBRUN_PRIORITY shows it).
+TEST_F(Launcher, FastStartLeavesEverythingElseToTheFullLauncher) {
+    const std::string script = dir_.path() / "env.sh";
+    {
+        std::ofstream(script) << "#!/bin/sh\nexec /usr/bin/env\n";
+        chmod(script.c_str(), 0755);
+    }
+    struct Case {
+        std::string what;
+        std::vector<std::string> args;
+        std::map<std::string, std::string> extraEnv;
+        std::string preload;  // the LD_PRELOAD the program sees
+    };
+    const std::string other = "/nonexistent-arbrun-test/other.so";
+    const std::string unnormal = (dir_.path() / "." / "lib" / "libarbrun.so").string();
+    const Case cases[] = {
+        {"an option", {"--cores", "1", "--", "/usr/bin/env"}, {}, lib_},
+        {"no --", {"/usr/bin/env"}, {}, lib_},
+        {"LD_PRELOAD set", {"--", "/usr/bin/env"}, {{"LD_PRELOAD", other}}, lib_ + ":" + other},
+        {"an override not in normal form",
+         {"--", "/usr/bin/env"},
+         {{"ARBRUN_PRELOAD_LIB", unnormal}},
+         lib_},
+        {"a script", {"--standalone", "--", script}, {}, lib_},
+    };
+    for (const Case& c : cases) {
+        auto env = env_;
+        for (const auto& [name, value] : c.extraEnv) env[name] = value;
+        std::vector<std::string> argv = c.args;
+        argv.insert(argv.begin(), ARBRUN_BINARY);
+        const Result r = run(argv, env);
+        ASSERT_EQ(exitCode(r), 0) << c.what << ": " << r.err;
+        const auto seen = parseEnvOutput(r.out);
+        EXPECT_EQ(seen.count("ARBRUN_PRIORITY"), 1u) << c.what;
+        EXPECT_EQ(seen.at("LD_PRELOAD"), c.preload) << c.what;
+    }
+}
+
+// The program gets arbrun's arguments after `--` as they were, its own name included, and its
+// exit status is arbrun's.
+TEST_F(Launcher, FastStartPassesArgumentsThrough) {
+    const Result r = arbrun({"--standalone", "--", "sh", "-c", "printf '%s|' \"$0\" \"$@\"; exit 3",
+                             "zero", "a b", ""});
+    EXPECT_EQ(exitCode(r), 3) << r.err;
+    EXPECT_EQ(r.out, "zero|a b||");
+}
+
 TEST_F(Launcher, ProgramFoundOnPathWithoutDoubleDash) {
     const Result r = arbrun({"env"});
     ASSERT_EQ(exitCode(r), 0) << r.err;
