@@ -125,7 +125,7 @@ bool watchForRetake(Core* core, CoreWatch& w, uint64_t now, uint64_t stuckNs,
     // since it was last seen computing, and the signal would cut that call short.
     const bool preemptionDue = stuckNs >= gRuntime->options.timeSliceNs;
     if (stuckNs >= boundNs && (now >= w.nextRetakeTsc || preemptionDue)) {
-        switch (tryRetake(core, w.switches, &w.retake)) {
+        switch (tryRetake(core, w.switches, &w.retake, preemptionDue)) {
             case RetakeLook::asked:
                 w.sinceTsc = now;
                 w.nextRetakeTsc = 0;

@@ -125,11 +125,14 @@ bool retakeable(long number, const long args[6]) {
     }
 }
 
-RetakeLook tryRetake(Core* core, uint64_t switches, RetakeWatch* watch) {
+RetakeLook tryRetake(Core* core, uint64_t switches, RetakeWatch* watch, bool preemptionDue) {
     Carrier* c = core->carrier.load(std::memory_order_acquire);
     if (!c || !c->nativeTcb) return RetakeLook::other;
     const int tid = GlibcTcb::userThreadId(c->nativeTcb);
-    // A carrier that used its CPU since the last look computes (or spins): no /proc read.
+    // A carrier that used its CPU since the last look computes (or spins): no /proc read, unless a
+    // preemption would follow. Then it may have gone to sleep in a call since (a loaded host
+    // stretches its way in), and the signal would cut that call short: a raw nanosleep returned
+    // EINTR, which it never does natively without a signal of the program's.
     timespec cpu{};
     rawSyscall(SYS_clock_gettime, threadCpuClock(tid), reinterpret_cast<long>(&cpu));
     const uint64_t cpuNs = uint64_t(cpu.tv_sec) * 1'000'000'000 + uint64_t(cpu.tv_nsec);
@@ -139,16 +142,17 @@ RetakeLook tryRetake(Core* core, uint64_t switches, RetakeWatch* watch) {
     watch->carrier = c;
     watch->cpuNs = cpuNs;
     watch->wallNs = wallNs;
-    if (computing) return RetakeLook::computing;
+    if (computing && !preemptionDue) return RetakeLook::computing;
+    const RetakeLook unknown = computing ? RetakeLook::computing : RetakeLook::other;
     const int fd = syscallFile(c, tid);
-    if (fd < 0) return RetakeLook::other;
+    if (fd < 0) return unknown;
     char text[256];
     const long n = rawSyscall(SYS_pread64, fd, reinterpret_cast<long>(text), sizeof text - 1, 0);
-    if (n <= 0) return RetakeLook::other;
+    if (n <= 0) return unknown;
     long number, args[6];
     uintptr_t resumePc;
     if (!parseSyscallFile(std::string_view(text, size_t(n)), &number, args, &resumePc)) {
-        return RetakeLook::other;
+        return unknown;  // running (or blocked outside a call)
     }
     if (!retakeable(number, args)) return RetakeLook::asleep;
     if (core->blockingSince.load(std::memory_order_relaxed) != 0) return RetakeLook::other;

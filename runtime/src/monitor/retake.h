@@ -61,8 +61,11 @@ enum class RetakeLook {
 };
 
 // Monitor: `core`'s runner has not switched since the switch count was `switches` and threads
-// wait there. Asks for a retake if its carrier sleeps in a retakeable call.
-RetakeLook tryRetake(Core* core, uint64_t switches, RetakeWatch* watch);
+// wait there. Asks for a retake if its carrier sleeps in a retakeable call. `preemptionDue`: the
+// caller will preempt the runner unless told `asleep` or `asked`; a carrier that used its CPU
+// since the last look may have entered a call since, so its state is read then too (else it is
+// `computing` without a /proc read).
+RetakeLook tryRetake(Core* core, uint64_t switches, RetakeWatch* watch, bool preemptionDue);
 
 // Preemption handler (async-signal-safe): acts on a retake request for the thread `t` running
 // `core`, interrupted with `ucontext`: sends it into the trampoline to re-issue the call, unless
