@@ -241,6 +241,7 @@ Mode decideMode() {
         options.rawSyscallHandler = handleRawSyscall;
         catchTrappedSyscalls();
     }
+    options.coreZeroAwaitsCaller = true;  // mainTrampoline() runs core 0 (standalone)
     arbrt::setHostThreadApi({ARBRUN_REAL(pthread_create), ARBRUN_REAL(pthread_join)});
     // On the initial thread, before any user thread: main() will allocate from the main arena.
     gMainArena = arbrt::findMainArena();
@@ -295,18 +296,36 @@ size_t mainStackSize() {
     return rl.rlim_cur < kDefault ? kDefault : (rl.rlim_cur > kMax ? kMax : size_t(rl.rlim_cur));
 }
 
-int mainTrampoline(int argc, char** argv, char** envp) {
-    if (ensureStarted() != Mode::runtime) return gMain(argc, argv, envp);
-    MainArgs args{argc, argv, envp};
+// main()'s user thread, made by createMainThread(). err stays -1 until a creation was tried.
+struct MainLaunch {
+    MainArgs args;
+    pthread_t thread{};
+    int err = -1;
+};
+
+bool createMainThread(void* raw) {
+    auto* launch = static_cast<MainLaunch*>(raw);
     arbrt::ThreadAttributes attributes;
     attributes.stackSize = mainStackSize();
     attributes.threadClass = defaultRuntimeClass();  // no rule names main() (classes.h)
-    pthread_t main;
-    if (int err = createUserThread(attributes, runMain, &args, &main)) {
-        logWarning("cannot create the main user thread (%s); running main natively", strerror(err));
+    launch->err = createUserThread(attributes, runMain, &launch->args, &launch->thread);
+    return launch->err == 0;
+}
+
+// Standalone, this kernel thread becomes core 0's carrier and runs main() itself (no carrier
+// thread to create and hand over to; RuntimeOptions::coreZeroAwaitsCaller). Where core 0 already
+// has a carrier (a constructor created a thread) or in arbiter mode, it waits for main() here.
+int mainTrampoline(int argc, char** argv, char** envp) {
+    if (ensureStarted() != Mode::runtime) return gMain(argc, argv, envp);
+    MainLaunch launch{{argc, argv, envp}};
+    arbrt::runCallerAsCoreZero(createMainThread, &launch);  // returns only when it cannot
+    if (launch.err == -1) createMainThread(&launch);
+    if (launch.err != 0) {
+        logWarning("cannot create the main user thread (%s); running main natively",
+                   strerror(launch.err));
         return gMain(argc, argv, envp);
     }
-    pthread_join(main, nullptr);  // returns only if main() called pthread_exit()
+    pthread_join(launch.thread, nullptr);  // returns only if main() called pthread_exit()
     arbrt::waitUntilNoThreads();
     std::exit(0);  // POSIX: the process exits with status 0 after its last thread
 }

@@ -127,6 +127,12 @@ struct RuntimeOptions {
     Dispatch dispatch = Dispatch::fifo;
     uint32_t cohortMaxThreads = 8;
     uint64_t cohortMaxNs = 100'000;
+    // Standalone: start() creates no thread for core 0's carrier; the embedder's thread that runs
+    // the program's main() becomes it (runCallerAsCoreZero, arbrt/embed/host.h), so a program
+    // starts without a thread creation and a hand-over between kernel threads, which a loaded
+    // host can delay by milliseconds. A thread created before that call (a constructor's) starts
+    // the carrier thread as usual. Ignored in arbiter mode.
+    bool coreZeroAwaitsCaller = false;
 };
 
 // For the handler of RuntimeOptions::preemptSignal on a carrier (async-signal-safe): true when the

@@ -150,8 +150,9 @@ std::optional<Error> childAfterFork(int numCores) {
     resetParkingLotAfterFork();
     void* forkingTcb = self && self->carrier ? self->carrier->nativeTcb : nullptr;
     RuntimeOptions options = old->options;
-    options.coreProvider = nullptr;  // never the parent's arbiter connection
-    options.tracePath.clear();       // the parent's timeline stays the parent's
+    options.coreProvider = nullptr;        // never the parent's arbiter connection
+    options.tracePath.clear();             // the parent's timeline stays the parent's
+    options.coreZeroAwaitsCaller = false;  // no main() to come: the forking thread or a carrier
     options.numCores = numCores > 0 && numCores <= kMaxCores ? numCores : old->numCores;
     gRuntime = nullptr;  // leaked, see the top of this file
     if (self) resetSurvivor(self, options.numCores);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -200,7 +201,14 @@ std::optional<Error> startRuntime(const RuntimeOptions& options, bool callerBeco
                      "thread"};
     }
     rt->exitWithLastThread = callerBecomesCarrierZero;
-    for (int i = callerBecomesCarrierZero ? 1 : 0; i < std::min(rt->numCores, eagerCarriers); ++i) {
+    // Core 0's carrier waits for the embedder's main thread (runCallerAsCoreZero) or the first
+    // thread creation (startAwaitedCoreZero); a fork child's caller runs it already.
+    const bool awaitCaller =
+        options.coreZeroAwaitsCaller && !rt->provider && !callerBecomesCarrierZero;
+    rt->coreZeroCarrier.store(awaitCaller ? kCoreZeroAwaitingCaller : kCoreZeroStarted,
+                              std::memory_order_relaxed);
+    const int firstCarrier = callerBecomesCarrierZero || awaitCaller ? 1 : 0;
+    for (int i = firstCarrier; i < std::min(rt->numCores, eagerCarriers); ++i) {
         if (int err = startCarrier(*rt, i)) {
             stopCarriers(*rt);
             gRuntime = nullptr;
@@ -266,6 +274,39 @@ void beginClockCalibration() {
 void setHostThreadApi(const HostThreadApi& api) {
     if (api.create) gHost.create = api.create;
     if (api.join) gHost.join = api.join;
+}
+
+// The CAS makes the caller and startAwaitedCoreZero() exclusive. exitWithLastThread is written
+// before prepare() creates the first user thread, whose launch publishes it.
+bool runCallerAsCoreZero(bool (*prepare)(void*), void* arg) {
+    RuntimeState* rt = gRuntime;
+    int expected = kCoreZeroAwaitingCaller;
+    if (!rt || currentContext() ||
+        !rt->coreZeroCarrier.compare_exchange_strong(expected, kCoreZeroCallerRuns,
+                                                     std::memory_order_acq_rel)) {
+        return false;
+    }
+    rt->exitWithLastThread = true;
+    if (!prepare(arg)) {
+        rt->exitWithLastThread = false;
+        rt->coreZeroCarrier.store(kCoreZeroAwaitingCaller, std::memory_order_release);
+        startAwaitedCoreZero(*rt);  // else the next thread creation tries again
+        return false;
+    }
+    runAsCarrier(&rt->carriers[0]);
+    waitUntilNoThreads();  // the runtime stopped (stop() refuses while threads live)
+    std::exit(0);
+}
+
+bool detail::startAwaitedCoreZero(RuntimeState& rt) {
+    int expected = kCoreZeroAwaitingCaller;
+    if (!rt.coreZeroCarrier.compare_exchange_strong(expected, kCoreZeroStarted,
+                                                    std::memory_order_acq_rel)) {
+        return true;  // the caller runs it, or another creation started it
+    }
+    if (startCarrier(rt, 0) == 0) return true;
+    rt.coreZeroCarrier.store(kCoreZeroAwaitingCaller, std::memory_order_release);
+    return false;
 }
 
 void waitUntilNoThreads() {

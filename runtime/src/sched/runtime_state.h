@@ -76,9 +76,18 @@ struct RuntimeState {
     // with --trace (utilisation samples). Beside deferredCarriersWanted, which every creation
     // reads too: one read-mostly line; the exchange makes one caller the starter.
     std::atomic<bool> monitorWanted{false};
-    // A fork child's forking kernel thread runs core 0 (fork.cc): no host waits for the last user
-    // thread, so its exit ends the process (finishExit). Written before any user thread runs.
+    // A fork child's forking kernel thread runs core 0 (fork.cc), as does the embedder's thread
+    // that called runCallerAsCoreZero(): no host waits for the last user thread, so its exit ends
+    // the process (finishExit). Written before any user thread runs.
     bool exitWithLastThread = false;
+    // Who runs core 0's carrier (RuntimeOptions::coreZeroAwaitsCaller): kCoreZeroStarted (a
+    // carrier thread, or a fork child's forking thread), kCoreZeroAwaitingCaller (no carrier yet:
+    // the embedder's main thread will be it), kCoreZeroCallerRuns (it is). Leaves
+    // kCoreZeroAwaitingCaller once, by a CAS: to kCoreZeroCallerRuns in runCallerAsCoreZero(), or
+    // to kCoreZeroStarted in startAwaitedCoreZero() when a thread is created first (a program's
+    // constructor, or an embedder that never calls it); acquire loads on every thread creation
+    // (allocateThread), where only kCoreZeroAwaitingCaller does anything.
+    std::atomic<int> coreZeroCarrier{0};
     uint64_t lendAfterTicks = 0;
     alignas(64) std::atomic<uint32_t> monitorWord{0};  // futex: 1 = look now
     std::atomic<bool> monitorNapping{false};           // sleeping longer than its shortest period
@@ -114,6 +123,17 @@ struct RuntimeState {
 };
 
 extern RuntimeState* gRuntime;
+
+// RuntimeState::coreZeroCarrier's states.
+constexpr int kCoreZeroStarted = 0;
+constexpr int kCoreZeroAwaitingCaller = 1;
+constexpr int kCoreZeroCallerRuns = 2;
+
+// A thread is being created while core 0's carrier still awaits the embedder's thread: starts it
+// as an ordinary carrier thread instead (the creator may wait for the new thread before main()
+// runs). False when the kernel refuses the thread (the creation fails with EAGAIN; the next one
+// tries again).
+bool startAwaitedCoreZero(RuntimeState& rt);
 
 // The carrier of the calling kernel thread: the running user thread's carrier, or (in a dispatcher)
 // the carrier whose TCB is current; null on other kernel threads.

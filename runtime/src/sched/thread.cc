@@ -212,6 +212,14 @@ ThreadContext* allocateThread(const ThreadAttributes& attributes, int* err) {
         e = EPERM;
         return nullptr;
     }
+    // Before the embedder's main thread took core 0 (runtime_state.h: coreZeroCarrier).
+    if (gRuntime->coreZeroCarrier.load(std::memory_order_acquire) == kCoreZeroAwaitingCaller)
+        [[unlikely]] {
+        if (!startAwaitedCoreZero(*gRuntime)) {
+            e = EAGAIN;
+            return nullptr;
+        }
+    }
     const CoreSet allowed =
         attributes.allowed.none() ? allCores() : attributes.allowed & allCores();
     if (attributes.core < -1 || attributes.core >= gRuntime->numCores || allowed.none() ||

@@ -20,6 +20,15 @@ void setHostThreadApi(const HostThreadApi& api);
 // most once, before start(), from the thread that will call start().
 void beginClockCalibration();
 
+// With RuntimeOptions::coreZeroAwaitsCaller: the calling kernel thread (not a user thread) becomes
+// core 0's carrier. prepare(arg) runs first, with the core claimed; it creates what the carrier
+// will run (main() as a user thread) and says whether it could. The carrier then runs until the
+// last user thread exits, which ends the process with status 0 as glibc's last thread does (main()
+// returning ends it with main's status, through exit()). Returns false, without running prepare
+// when core 0 already has its carrier (a thread was created earlier: wait for main() as before),
+// and after it when prepare failed (core 0's carrier thread is then started as usual).
+bool runCallerAsCoreZero(bool (*prepare)(void*), void* arg);
+
 // Blocks the calling kernel thread (not a user thread) until no user thread is alive. Used when a
 // program's main thread exits with pthread_exit: the process lives on until its last thread ends.
 void waitUntilNoThreads();
