@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -519,6 +520,59 @@ TEST_F(Launcher, DynamicNonGoProgramRunsUnderTheRuntime) {
     EXPECT_NE(r.err.find("arbrun: runtime started with "), std::string::npos) << r.err;
     EXPECT_EQ(r.err.find("Go program"), std::string::npos) << r.err;
     EXPECT_EQ(r.err.find("natively"), std::string::npos) << r.err;
+}
+
+// A process-directed SIGSYS (the signal syscall user dispatch uses) sent to a program that never
+// set its disposition ends it as natively, killed by SIGSYS. Here it arrives while a thread other
+// than main() runs (one core, held by spin_and_join's computing thread), so the library hands it
+// to main() (the kernel's choice), which has no helper thread to do that in a program that never
+// touched signals: it acts on the disposition itself. (A program started under arbrun whose
+// signal then stayed pending would compute on until the test's deadline.)
+TEST_F(Launcher, SigsysKillWhileAnotherThreadRunsEndsTheProgramAsNatively) {
+    if (!kRealPreloadUsable) GTEST_SKIP() << "the real preload library is instrumented here";
+    env_["ARBRUN_PRELOAD_LIB"] = ARBRUN_PRELOAD_LIBRARY;
+    std::vector<std::string> envStrings;
+    for (const auto& [k, v] : env_) envStrings.push_back(k + "=" + v);
+    for (const bool underArbrun : {false, true}) {
+        const char* how = underArbrun ? "under arbrun" : "natively";
+        std::vector<std::string> argv = {SPIN_AND_JOIN_BINARY};
+        if (underArbrun)
+            argv.insert(argv.begin(), {ARBRUN_BINARY, "--cores", "1", "--standalone", "--"});
+        std::vector<char*> argp, envp;
+        for (const auto& a : argv) argp.push_back(const_cast<char*>(a.c_str()));
+        for (const auto& e : envStrings) envp.push_back(const_cast<char*>(e.c_str()));
+        argp.push_back(nullptr);
+        envp.push_back(nullptr);
+        int out[2];
+        ASSERT_EQ(pipe2(out, O_CLOEXEC), 0);
+        const pid_t parent = getpid();
+        const pid_t pid = fork();
+        ASSERT_GE(pid, 0);
+        if (pid == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() != parent) _exit(99);
+            dup2(out[1], 1);
+            const rlimit noCore{0, 0};  // SIGSYS dumps core by default: leave no file behind
+            setrlimit(RLIMIT_CORE, &noCore);
+            execve(argp[0], argp.data(), envp.data());
+            _exit(97);
+        }
+        close(out[1]);
+        std::string line;
+        char c;
+        pollfd p{out[0], POLLIN, 0};
+        while (line.find('\n') == std::string::npos && poll(&p, 1, 15'000) == 1 &&
+               read(out[0], &c, 1) == 1) {
+            line += c;
+        }
+        close(out[0]);
+        EXPECT_EQ(line, "spinning\n") << how;
+        ASSERT_EQ(kill(pid, SIGSYS), 0);
+        int status = 0;
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);  // alarm(20) ends a program that missed it
+        EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
+            << how << ": status " << status;
+    }
 }
 
 // A tracer under arbrun: the requests that start a trace fail with EPERM and one line says why,

@@ -50,6 +50,15 @@ inline arbrt::ThreadId userThread(pthread_t thread) {
     return arbrt::embed::threadFromTcb(reinterpret_cast<const void*>(thread));
 }
 
+// Every kernel thread of this library (the runtime's carriers, monitor and spares, the signal
+// helper) is made here, with the real pthread_create, on a thread glibc lists. glibc's first
+// thread creation installs its SIGSETXID handler and makes every stream lock; this library's
+// threads are created on demand, not all at start-up, so after each one the handler is wrapped
+// (setxid.h) and streams are made lock-free again while the program has one thread
+// (stdio_locks.h). Returns 0 or an errno value.
+int createKernelThread(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*),
+                       void* arg);
+
 // Whether cores come from a core arbiter (decided at start-up; false before).
 bool coresFromArbiter();
 

@@ -38,6 +38,10 @@ bool gLockFreeBefore = false;
 // Streams are lock-free now: set by relaxStdioLocks, cleared (once) by restoreStdioLocks. Both
 // run on the program's one thread, as do the stream opens that read it (relaxNewStream).
 std::atomic<bool> gRelaxed{false};
+// The program created its first thread besides main(): streams lock for good. Set (once) by
+// restoreStdioLocks before it locks them; relaxStdioLocks, which may come later (this library's
+// kernel threads are created on demand), then leaves them alone.
+std::atomic<bool> gProgramThreaded{false};
 
 template <typename Fn>
 bool resolve(Fn* out, const char* name) {
@@ -68,12 +72,18 @@ void noteStdioBeforeThreads() {
 }
 
 void relaxStdioLocks() {
-    if (!gLockFreeBefore || !stdin || !(stdin->_flags2 & kNeedLock) || !resolveList()) return;
+    if (!gLockFreeBefore || gProgramThreaded.load(std::memory_order_acquire) || !stdin ||
+        !(stdin->_flags2 & kNeedLock) || !resolveList()) {
+        return;
+    }
     setOnEveryStream(false);
     gRelaxed.store(true, std::memory_order_release);
 }
 
 void restoreStdioLocks() {
+    if (!gProgramThreaded.load(std::memory_order_relaxed)) {
+        gProgramThreaded.store(true, std::memory_order_release);
+    }
     if (!gRelaxed.load(std::memory_order_acquire)) return;
     if (!gRelaxed.exchange(false, std::memory_order_acq_rel)) return;
     setOnEveryStream(true);

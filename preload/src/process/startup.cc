@@ -242,7 +242,7 @@ Mode decideMode() {
         catchTrappedSyscalls();
     }
     options.coreZeroAwaitsCaller = true;  // mainTrampoline() runs core 0 (standalone)
-    arbrt::setHostThreadApi({ARBRUN_REAL(pthread_create), ARBRUN_REAL(pthread_join)});
+    arbrt::setHostThreadApi({createKernelThread, ARBRUN_REAL(pthread_join)});
     // On the initial thread, before any user thread: main() will allocate from the main arena.
     gMainArena = arbrt::findMainArena();
     if (!config().standalone) connectArbiter(&options);
@@ -337,6 +337,16 @@ __attribute__((constructor(101))) void onLoad() {
 
 }  // namespace
 
+int createKernelThread(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*),
+                       void* arg) {
+    const int err = ARBRUN_REAL(pthread_create)(thread, attr, start, arg);
+    if (err == 0) {
+        installSetxidHandler();
+        relaxStdioLocks();
+    }
+    return err;
+}
+
 int forkChildCores() {
     return gArbiter ? 1 : 0;  // 0: as many as the parent's runtime
 }
@@ -351,10 +361,6 @@ Mode ensureStarted() {
     bool expected = false;
     if (!gStarting.compare_exchange_strong(expected, true)) return Mode(gMode.load());
     const Mode decided = decideMode();
-    if (decided == Mode::runtime) {
-        installSetxidHandler();  // the runtime's threads exist now
-        relaxStdioLocks();       // and glibc locks every stream for them: not for the program yet
-    }
     gMode.store(int(decided), std::memory_order_release);
     return decided;
 }

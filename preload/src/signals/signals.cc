@@ -1,6 +1,7 @@
 // Virtual per-user-thread signals (rules in signals.h): dispositions, the kernel-side wrapper, the
 // process-wide pending set and the helper thread that hands it out, and the thread-directed calls.
 #include "signals/signals.h"
+#include "arbrt/embed/host.h"
 #include "arbrt/embed/resume_point.h"
 #include "arbrt/embed/spin_lock.h"
 #include "arbrt/embed/threads.h"
@@ -243,7 +244,7 @@ void defaultAction(int sig) {
     rawSyscall(SYS_tgkill, getpid(), rawSyscall(SYS_gettid), sig);
 }
 
-void ensureWrapped(int sig);
+void ensureWrapped(int sig, bool helper = true);
 
 // The program's disposition of `sig` is to ignore it (SIG_IGN, or SIG_DFL for a signal ignored by
 // default). Until the wrapper is installed for it, the kernel's disposition is the program's own.
@@ -454,21 +455,27 @@ void helperLoop() {
     }
 }
 
+// Creates the helper thread. glibc's pthread_create must see a thread it knows (its thread list,
+// the set*id broadcast that walks it): on a user thread (the helper is started when the program
+// first touches signals) it runs on the carrier's own TCB, as the runtime's monitor is made.
 void startHelper() {
-    pthread_t thread;
-    sigset_t all, saved;
-    sigfillset(&all);
-    ARBRUN_REAL(pthread_sigmask)(SIG_SETMASK, &all, &saved);  // inherited: the helper blocks all
-    ARBRUN_REAL(pthread_create)
-    (
-        &thread, nullptr,
-        [](void*) -> void* {
-            helperLoop();
-            return nullptr;
+    arbrt::runOnKernelThreadTcb(
+        [](void*) {
+            pthread_t thread;
+            sigset_t all, saved;
+            sigfillset(&all);
+            ARBRUN_REAL(pthread_sigmask)(SIG_SETMASK, &all, &saved);  // inherited: blocks all
+            const int err = createKernelThread(
+                &thread, nullptr,
+                [](void*) -> void* {
+                    helperLoop();
+                    return nullptr;
+                },
+                nullptr);
+            ARBRUN_REAL(pthread_sigmask)(SIG_SETMASK, &saved, nullptr);
+            if (err == 0) ARBRUN_REAL(pthread_detach)(thread);
         },
         nullptr);
-    ARBRUN_REAL(pthread_sigmask)(SIG_SETMASK, &saved, nullptr);
-    pthread_detach(thread);
 }
 
 void wakeHelper() {
@@ -476,8 +483,21 @@ void wakeHelper() {
     rawSyscall(SYS_futex, reinterpret_cast<long>(&gHelperWord), FUTEX_WAKE_PRIVATE, 1);
 }
 
-// Records a process-directed signal and has it handed to a thread. Async-signal-safe.
+std::atomic<bool> gHelperStarted{false};  // below, with the helper's start
+
+// Records a process-directed signal and has it handed to a thread. Async-signal-safe. Before the
+// helper exists only SIGSYS is wrapped (catchTrappedSyscalls), for syscall user dispatch, while
+// the program has never set its disposition (that starts the helper first): SIG_DFL, or a SIG_IGN
+// inherited across exec. A kill of SIGSYS then gets what the kernel would give it.
 void pendProcess(int sig, const siginfo_t* info) {
+    if (!gHelperStarted.load(std::memory_order_acquire)) [[unlikely]] {
+        if (gActions[sig].handler.load(std::memory_order_acquire) ==
+            reinterpret_cast<void*>(SIG_DFL)) {
+            defaultAction(sig);
+            return;
+        }
+        if (ignoredNow(sig)) return;
+    }
     SignalThreadState* leader = gLeader.load(std::memory_order_relaxed);
     gTaker[sig].store(leader && wants(leader, sig) ? leader : nullptr, std::memory_order_release);
     if (gInfoLock.tryLock()) {
@@ -531,24 +551,36 @@ void recordLocked(int sig, const struct sigaction& act) {
     a.mask.store(toMask(&act.sa_mask) & ~kUnblockable, std::memory_order_relaxed);
 }
 
-// Whether the helper was started (written once, under initOnce; read after fork).
-std::atomic<bool> gHelperStarted{false};
-
-void initOnce() {
+// The helper is started by the first call that makes signals the program's business: a
+// disposition or mask it sets, a wait, a pthread_kill, an asynchronous cancellation. A program
+// that never does (every command of a shell script) has no thread for it: one creation less per
+// start, and one thread less for exit to wait for, which a loaded host delays by milliseconds.
+// gHelperStarted (declared above pendProcess) is written once, under the once flag; read by
+// pendProcess and after fork.
+void startHelperOnce() {
     static std::once_flag once;
     std::call_once(once, [] {
-        initCodeRanges();
         startHelper();
         gHelperStarted.store(true, std::memory_order_release);
     });
 }
 
+void initOnce() {
+    initCodeRanges();
+    startHelperOnce();
+}
+
 // Makes sure the kernel runs our wrapper for `sig` (which the program blocks or waits for), with
-// the disposition it had recorded as the program's.
-void ensureWrapped(int sig) {
+// the disposition it had recorded as the program's. Without `helper` (SIGSYS for syscall user
+// dispatch, at start-up) the helper is left for later.
+void ensureWrapped(int sig, bool helper) {
     if (!validSignal(sig) || (bit(sig) & kUnblockable)) return;
     if (gActions[sig].wrapped.load(std::memory_order_acquire)) return;
-    initOnce();
+    if (helper) {
+        initOnce();
+    } else {
+        initCodeRanges();
+    }
     RealSignalsBlocked blocked;
     std::lock_guard<SpinLock> lock(gActionLock);
     if (gActions[sig].wrapped.load(std::memory_order_relaxed)) return;
@@ -645,6 +677,7 @@ int sendToThread(arbrt::ThreadId target, int sig, const sigval* value) {
         // it runs, the helper makes sure it gets it (helperLoop).
         if (!(t->blocked.load(std::memory_order_seq_cst) & bit(sig)) &&
             interruptUserThread(target)) {
+            startHelperOnce();
             wakeHelper();
         }
     }
@@ -916,7 +949,7 @@ int deliverPendingSignals(bool* restartable) {
 }
 
 void catchTrappedSyscalls() {
-    ensureWrapped(SIGSYS);
+    ensureWrapped(SIGSYS, /*helper=*/false);
 }
 
 void (*libcSignalRestorer())() {
