@@ -10,44 +10,17 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
+
+#include "helpers/temp_dir.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-// A private directory, removed with its contents.
-class Scratch {
-  public:
-    Scratch() {
-        const char* base = std::getenv("TMPDIR");
-        std::string pattern = std::string(base && *base ? base : "/tmp") + "/arbfast-test-XXXXXX";
-        if (mkdtemp(pattern.data())) path_ = fs::canonical(pattern);
-    }
-    ~Scratch() {
-        std::error_code ec;
-        if (!path_.empty()) fs::remove_all(path_, ec);
-    }
-    Scratch(const Scratch&) = delete;
-    Scratch& operator=(const Scratch&) = delete;
-
-    // A file at `relative` (parents created) holding `bytes`, with `mode`; its absolute path.
-    std::string file(const std::string& relative, const std::string& bytes, mode_t mode) const {
-        const fs::path p = path_ / relative;
-        fs::create_directories(p.parent_path());
-        std::ofstream(p, std::ios::binary) << bytes;
-        chmod(p.c_str(), mode);
-        return p.string();
-    }
-    const fs::path& path() const { return path_; }
-
-  private:
-    fs::path path_;
-};
+using launcher_test::TempDir;
 
 std::string found(const char* name, const char* searchPath) {
     arbfast::Path out;
@@ -92,12 +65,12 @@ TEST(FindProgram, NameWithASlashIsTakenAsIs) {
 }
 
 TEST(FindProgram, FirstExecutableRegularFileOnPathWins) {
-    Scratch s;
+    TempDir s;
     ASSERT_FALSE(s.path().empty());
-    s.file("a/prog", "#!/bin/sh\n", 0644);            // not executable
+    s.write("a/prog", "#!/bin/sh\n", 0644);           // not executable
     fs::create_directories(s.path() / "b" / "prog");  // a directory
-    const std::string c = s.file("c/prog", "#!/bin/sh\n", 0755);
-    s.file("d/prog", "#!/bin/sh\n", 0755);  // later on PATH
+    const std::string c = s.write("c/prog", "#!/bin/sh\n", 0755);
+    s.write("d/prog", "#!/bin/sh\n", 0755);  // later on PATH
     const std::string path = (s.path() / "a").string() + ":" + (s.path() / "b").string() + ":" +
                              (s.path() / "c/").string() + ":" + (s.path() / "d").string();
     EXPECT_EQ(found("prog", path.c_str()), c);  // "c/" gets no second slash
@@ -114,9 +87,9 @@ TEST(FindProgram, UnsetPathUsesExecvpsDefault) {
 // An empty PATH entry (leading, trailing or doubled ':') is the current directory: the name
 // itself, relative, as execvp runs it.
 TEST(FindProgram, EmptyEntryIsTheCurrentDirectory) {
-    Scratch s;
+    TempDir s;
     ASSERT_FALSE(s.path().empty());
-    s.file("prog", "#!/bin/sh\n", 0755);
+    s.write("prog", "#!/bin/sh\n", 0755);
     const fs::path before = fs::current_path();
     fs::current_path(s.path());
     EXPECT_EQ(found("prog", "/nonexistent-arbfast-test:"), "prog");
@@ -173,23 +146,23 @@ arbfast::ProgramKind expectedKind(const std::string& path) {
 // The fast start execs only what inspectFile() calls dynamic; anything else goes to the full
 // launcher, which announces a static program. So the two must agree on every file.
 TEST(ProgramKind, AgreesWithInspectFile) {
-    Scratch s;
+    TempDir s;
     ASSERT_FALSE(s.path().empty());
     const std::string full = elfImage(12, 1);
     const std::vector<std::pair<std::string, arbfast::ProgramKind>> files = {
         {"/proc/self/exe", arbfast::ProgramKind::dynamicProgram},
         {"/bin/sh", arbfast::ProgramKind::dynamicProgram},
-        {s.file("dynamic", full, 0755), arbfast::ProgramKind::dynamicProgram},
-        {s.file("static", elfImage(12, 99), 0755), arbfast::ProgramKind::staticProgram},
-        {s.file("no-headers", elfImage(0, 0), 0755), arbfast::ProgramKind::staticProgram},
+        {s.write("dynamic", full, 0755), arbfast::ProgramKind::dynamicProgram},
+        {s.write("static", elfImage(12, 99), 0755), arbfast::ProgramKind::staticProgram},
+        {s.write("no-headers", elfImage(0, 0), 0755), arbfast::ProgramKind::staticProgram},
         // PT_INTERP beyond the first 64 headers: neither looks that far.
-        {s.file("interp-at-70", elfImage(80, 70), 0755), arbfast::ProgramKind::staticProgram},
+        {s.write("interp-at-70", elfImage(80, 70), 0755), arbfast::ProgramKind::staticProgram},
         // Headers cut short: not read, so no PT_INTERP seen.
-        {s.file("truncated", full.substr(0, full.size() - 10), 0755),
+        {s.write("truncated", full.substr(0, full.size() - 10), 0755),
          arbfast::ProgramKind::staticProgram},
-        {s.file("short", full.substr(0, 20), 0755), arbfast::ProgramKind::notElf64},
-        {s.file("script", "#!/bin/sh\nexit 0\n", 0755), arbfast::ProgramKind::notElf64},
-        {s.file("empty", "", 0755), arbfast::ProgramKind::notElf64},
+        {s.write("short", full.substr(0, 20), 0755), arbfast::ProgramKind::notElf64},
+        {s.write("script", "#!/bin/sh\nexit 0\n", 0755), arbfast::ProgramKind::notElf64},
+        {s.write("empty", "", 0755), arbfast::ProgramKind::notElf64},
         {(s.path() / "missing").string(), arbfast::ProgramKind::unreadable},
     };
     for (const auto& [path, kind] : files) {
@@ -198,7 +171,7 @@ TEST(ProgramKind, AgreesWithInspectFile) {
     }
     std::string wrongEntrySize = full;
     reinterpret_cast<Elf64_Ehdr*>(wrongEntrySize.data())->e_phentsize = 32;
-    const std::string odd = s.file("odd-entry-size", wrongEntrySize, 0755);
+    const std::string odd = s.write("odd-entry-size", wrongEntrySize, 0755);
     EXPECT_EQ(int(arbfast::programKind(odd.c_str())), int(arbfast::ProgramKind::notElf64));
     EXPECT_EQ(int(expectedKind(odd)), int(arbfast::ProgramKind::notElf64));
 }

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "helpers/temp_dir.h"
 #include "preload_library.h"
 
 namespace {
@@ -39,35 +40,7 @@ constexpr bool kRealPreloadUsable = false;
 constexpr bool kRealPreloadUsable = true;
 #endif
 
-// A private directory under $TMPDIR (or /tmp), removed with its contents on destruction.
-class TempDir {
-  public:
-    TempDir() {
-        const char* base = std::getenv("TMPDIR");
-        std::string pattern = std::string(base && *base ? base : "/tmp") + "/arbrun-test-XXXXXX";
-        if (mkdtemp(pattern.data())) path_ = fs::canonical(pattern);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        if (!path_.empty()) fs::remove_all(path_, ec);
-    }
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-
-    const fs::path& path() const { return path_; }
-
-    // An empty file at `relative` (parents created) with `mode`; its absolute path.
-    std::string touch(const std::string& relative, mode_t mode = 0644) const {
-        const fs::path p = path_ / relative;
-        fs::create_directories(p.parent_path());
-        std::ofstream(p).flush();
-        chmod(p.c_str(), mode);
-        return p.string();
-    }
-
-  private:
-    fs::path path_;
-};
+using launcher_test::TempDir;
 
 struct Result {
     int status = -1;  // raw wait status
@@ -160,6 +133,20 @@ int exitCode(const Result& r) {
     return WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1;
 }
 
+// The configuration the preload library reads from a program's environment.
+arbconfig::Config configIn(const std::map<std::string, std::string>& env) {
+    arbconfig::Config config;
+    std::string error;
+    EXPECT_TRUE(arbconfig::fromEnvironment(
+        [&](const char* name) -> const char* {
+            auto it = env.find(name);
+            return it == env.end() ? nullptr : it->second.c_str();
+        },
+        &config, &error))
+        << error;
+    return config;
+}
+
 class Launcher : public ::testing::Test {
   protected:
     void SetUp() override {
@@ -201,15 +188,7 @@ TEST_F(Launcher, ExportsPreloadFirstAndTheConfiguration) {
     EXPECT_EQ(env.at("PATH"), "/usr/bin:/bin");
 
     // What the program received reads back, through the shared parser, as what was asked for.
-    arbconfig::Config seen;
-    std::string error;
-    ASSERT_TRUE(arbconfig::fromEnvironment(
-        [&](const char* name) -> const char* {
-            auto it = env.find(name);
-            return it == env.end() ? nullptr : it->second.c_str();
-        },
-        &seen, &error))
-        << error;
+    const arbconfig::Config seen = configIn(env);
     EXPECT_EQ(seen.minCores, 2u);
     EXPECT_EQ(seen.maxCores, 3u);
     ASSERT_EQ(seen.classRules.size(), 2u);
@@ -225,20 +204,6 @@ TEST_F(Launcher, NoExistingPreload) {
     const auto env = parseEnvOutput(r.out);
     EXPECT_EQ(env.at("LD_PRELOAD"), lib_);
     EXPECT_EQ(env.at("ARBRUN_STANDALONE"), "1");
-}
-
-// The configuration the preload library reads from a program's environment.
-arbconfig::Config configIn(const std::map<std::string, std::string>& env) {
-    arbconfig::Config config;
-    std::string error;
-    EXPECT_TRUE(arbconfig::fromEnvironment(
-        [&](const char* name) -> const char* {
-            auto it = env.find(name);
-            return it == env.end() ? nullptr : it->second.c_str();
-        },
-        &config, &error))
-        << error;
-    return config;
 }
 
 // The program's ARBRUN_* variables, "NAME=VALUE" in name order.

@@ -2,7 +2,6 @@
 // the embedder's thread that runs main() becomes it (runCallerAsCoreZero), or the first thread
 // creation starts it as usual when it comes first (a program's constructor creating threads).
 #include <arbrt/embed/host.h>
-#include <dirent.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -13,17 +12,7 @@
 
 namespace {
 
-// The number of kernel threads in this process (entries of /proc/self/task). A thread a join
-// just returned for may still be listed for a moment (the kernel wakes the joiner before the
-// thread is gone), so the tests only check that no thread came (<=) or wait for one to go.
-int kernelThreads() {
-    DIR* dir = opendir("/proc/self/task");
-    if (!dir) return -1;
-    int n = 0;
-    while (const dirent* e = readdir(dir)) n += e->d_name[0] != '.';
-    closedir(dir);
-    return n;
-}
+using arbrt_test::kernelThreads;
 
 long kernelThreadId() {
     return syscall(SYS_gettid);

@@ -14,6 +14,7 @@
 
 #include <arbrt/arbrt.h>
 #include <arbrt/embed/fork.h>
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <sys/wait.h>
@@ -89,6 +90,18 @@ bool eventually(Pred pred) {
         relax();
     }
     return true;
+}
+
+// The number of kernel threads in this process (entries of /proc/self/task). A thread whose join
+// just returned may still be listed for a moment (the kernel wakes the joiner before the thread is
+// gone): compare a count taken before with <= or eventually(), not == straight after a join.
+inline int kernelThreads() {
+    DIR* dir = opendir("/proc/self/task");
+    if (!dir) return -1;
+    int n = 0;
+    while (const dirent* e = readdir(dir)) n += e->d_name[0] != '.';
+    closedir(dir);
+    return n;
 }
 
 // Deterministic CPU work: `iterations` rounds of xorshift the compiler cannot drop. A fixed amount
