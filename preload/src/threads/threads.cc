@@ -2,6 +2,7 @@
 // so glibc's own pthread_self()/pthread_equal() agree with what pthread_create() returned.
 #include <errno.h>
 #include <pthread.h>
+#include <sys/single_threaded.h>
 #include <sched.h>
 #include <setjmp.h>
 
@@ -129,6 +130,11 @@ ARBRUN_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
     if (ensureStarted() != Mode::runtime)
         return ARBRUN_REAL(pthread_create)(thread, attr, start, arg);
     restoreStdioLocks();  // the program's second thread: its streams lock from now on
+    // glibc's pthread_create clears it before the new thread exists, and libstdc++'s reference
+    // counts, malloc and stdio read it. A user thread is made without glibc, and this library
+    // creates no kernel thread for a program that has one thread (which then reads it as natively:
+    // true): the runtime's own creations clear it too, but only when they happen.
+    __libc_single_threaded = 0;
     arbrt::ThreadAttributes attributes;
     if (int err = readAttributes(attr, &attributes)) return err;
     if (!classesActive()) return createWith(attributes, attr, start, arg, thread, nullptr);
