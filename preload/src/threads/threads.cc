@@ -2,9 +2,9 @@
 // so glibc's own pthread_self()/pthread_equal() agree with what pthread_create() returned.
 #include <errno.h>
 #include <pthread.h>
-#include <sys/single_threaded.h>
 #include <sched.h>
 #include <setjmp.h>
+#include <sys/single_threaded.h>
 
 #include <cstddef>
 #include <cstdint>
