@@ -284,6 +284,26 @@ TEST_F(Launcher, FastStartLeavesEverythingElseToTheFullLauncher) {
     }
 }
 
+// A small stack limit (`ulimit -s 32`, where glibc programs still run): the fast start keeps what
+// it needs off the stack (a 45 KiB frame crashed there), and the full launcher runs as before.
+TEST_F(Launcher, FastStartAndFullLauncherRunWithA32KiBStack) {
+#ifdef ARBRUN_SANITIZE
+    GTEST_SKIP() << "an instrumented arbrun needs more stack than the product";
+#endif
+    for (const bool full : {false, true}) {
+        auto env = env_;
+        if (full) env["ARBRUN_PRIORITY"] = "3";  // any ARBRUN_* variable: the full launcher
+        const Result r =
+            run({"/bin/sh", "-c", "ulimit -s 32 && exec \"$0\" --standalone -- /usr/bin/env",
+                 ARBRUN_BINARY},
+                env);
+        ASSERT_EQ(exitCode(r), 0) << (full ? "full launcher: " : "fast start: ") << r.err;
+        const auto seen = parseEnvOutput(r.out);
+        EXPECT_EQ(seen.at("LD_PRELOAD"), lib_);
+        EXPECT_EQ(seen.count("ARBRUN_DEFAULT_CLASS"), full ? 1u : 0u);
+    }
+}
+
 // The program gets arbrun's arguments after `--` as they were, its own name included, and its
 // exit status is arbrun's.
 TEST_F(Launcher, FastStartPassesArgumentsThrough) {

@@ -3,6 +3,7 @@
 
 #include <elf.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -38,18 +39,27 @@ arbrunEntry:
 namespace arbfast {
 namespace {
 
-// The environment the fast start copies, at most (a longer one goes to the full launcher): the
-// new environment is an array on this stack.
-constexpr size_t kMaxEnvironment = 4096;
+// What the fast start needs beyond a few hundred bytes of stack, in one anonymous mapping: the
+// process's stack can be as small as RLIMIT_STACK makes it (`ulimit -s 32` runs a glibc program,
+// and a 45 KiB frame here crashed), and no allocator is usable before glibc's start-up. The new
+// environment's pointers follow the structure.
+struct Scratch {
+    Path self;
+    Path library;
+    Path program;
+    Path preload;
+};
 
 // One system call by the `syscall` instruction: the result, -errno on failure. (arbrun's own
 // process is never under syscall user dispatch, and glibc's wrappers are not usable yet.)
-long sys(long n, long a = 0, long b = 0, long c = 0, long d = 0) {
+long sys(long n, long a = 0, long b = 0, long c = 0, long d = 0, long e = 0, long f = 0) {
     long ret;
     register long r10 asm("r10") = d;
+    register long r8 asm("r8") = e;
+    register long r9 asm("r9") = f;
     asm volatile("syscall"
                  : "=a"(ret)
-                 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10)
+                 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
                  : "rcx", "r11", "memory");
     return ret;
 }
@@ -153,22 +163,22 @@ bool isPlainAbsolutePath(const char* path) {
 // The library the full launcher would pick (preload_library.h: the override, else the first of
 // the installed and the build tree's places that exists), when it would accept it: a regular file
 // whose path LD_PRELOAD can carry. False otherwise: the full launcher then says what is wrong.
-bool findLibrary(const char* override, Path* out) {
+// `self` is room for arbrun's own path.
+bool findLibrary(const char* override, Path* self, Path* out) {
     clear(out);
     if (override && *override) {
         return isPlainAbsolutePath(override) && isRegularFile(override) &&
                append(out, override, length(override));
     }
-    Path self;
     const long n = sys(SYS_readlink, reinterpret_cast<long>("/proc/self/exe"),
-                       reinterpret_cast<long>(self.text), long(kPathCapacity));
+                       reinterpret_cast<long>(self->text), long(kPathCapacity));
     if (n <= 0 || size_t(n) >= kPathCapacity) return false;
-    self.size = size_t(n);
-    self.text[self.size] = '\0';
+    self->size = size_t(n);
+    self->text[self->size] = '\0';
     for (int candidate = 0; candidate < 2; ++candidate) {
         const char* relative =
             candidate == 0 ? installedPreloadRelPath() : kBuildTreePreloadRelPath;
-        if (!joinRelative(self.text, relative, out)) return false;
+        if (!joinRelative(self->text, relative, out)) return false;
         struct stat st;
         if (!statPath(out->text, &st)) continue;
         return S_ISREG(st.st_mode) && !contains(out->text, ':') && !contains(out->text, ' ');
@@ -235,12 +245,24 @@ ProgramKind programKind(const char* path) {
         header.e_ident[EI_DATA] == ELFDATA2LSB &&
         (header.e_phnum == 0 || header.e_phentsize == sizeof(Elf64_Phdr))) {
         kind = ProgramKind::staticProgram;
-        // The first 64 headers in one read, as inspectElf() (a program has about a dozen).
-        constexpr size_t kMaxHeaders = 64;
+        // The first 64 headers, as inspectElf() (a program has about a dozen), which reads them
+        // in one go: none counts unless the file holds them all. Read eight at a time, to keep
+        // this frame small (the caller's stack may be tiny).
+        constexpr size_t kMaxHeaders = 64, kChunk = 8;
         const size_t count = header.e_phnum < kMaxHeaders ? header.e_phnum : kMaxHeaders;
-        Elf64_Phdr headers[kMaxHeaders];
-        if (count != 0 && readAt(fd, header.e_phoff, headers, count * sizeof(Elf64_Phdr))) {
-            for (size_t i = 0; i < count; ++i) {
+        struct stat st;
+        const bool whole = sys(SYS_fstat, fd, reinterpret_cast<long>(&st)) == 0 &&
+                           header.e_phoff <= uint64_t(st.st_size) &&
+                           count * sizeof(Elf64_Phdr) <= uint64_t(st.st_size) - header.e_phoff;
+        Elf64_Phdr headers[kChunk];
+        for (size_t first = 0; whole && first < count && kind != ProgramKind::dynamicProgram;
+             first += kChunk) {
+            const size_t n = count - first < kChunk ? count - first : kChunk;
+            if (!readAt(fd, header.e_phoff + first * sizeof(Elf64_Phdr), headers,
+                        n * sizeof(Elf64_Phdr))) {
+                break;
+            }
+            for (size_t i = 0; i < n; ++i) {
                 if (headers[i].p_type == PT_INTERP) kind = ProgramKind::dynamicProgram;
             }
         }
@@ -277,24 +299,30 @@ extern "C" void arbrunFastStart(long* initialStack) {
             searchPath = entry + 5;
         }
     }
-    if (count > kMaxEnvironment) return;
 
-    Path library, program, preload;
-    if (!findLibrary(libraryOverride, &library)) return;
-    if (!findProgram(argv[next], searchPath, &program)) return;
-    if (programKind(program.text) != ProgramKind::dynamicProgram) return;
-    clear(&preload);
-    if (!append(&preload, "LD_PRELOAD=", 11) || !append(&preload, library.text, library.size)) {
-        return;
+    const size_t bytes = sizeof(Scratch) + (count + 3) * sizeof(const char*);
+    const long mapped =
+        sys(SYS_mmap, 0, long(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mapped < 0 && mapped > -4096) return;
+    auto* scratch = reinterpret_cast<Scratch*>(mapped);
+    auto** environment = reinterpret_cast<const char**>(scratch + 1);
+    if (findLibrary(libraryOverride, &scratch->self, &scratch->library) &&
+        findProgram(argv[next], searchPath, &scratch->program) &&
+        programKind(scratch->program.text) == ProgramKind::dynamicProgram) {
+        Path& preload = scratch->preload;
+        clear(&preload);
+        if (append(&preload, "LD_PRELOAD=", 11) &&
+            append(&preload, scratch->library.text, scratch->library.size)) {
+            size_t at = 0;
+            environment[at++] = preload.text;
+            if (standalone) environment[at++] = "ARBRUN_STANDALONE=1";
+            for (size_t i = 0; i < count; ++i) environment[at++] = envp[i];
+            environment[at] = nullptr;
+            sys(SYS_execve, reinterpret_cast<long>(scratch->program.text),
+                reinterpret_cast<long>(argv + next), reinterpret_cast<long>(environment));
+        }
     }
-    const char* environment[kMaxEnvironment + 3];
-    size_t at = 0;
-    environment[at++] = preload.text;
-    if (standalone) environment[at++] = "ARBRUN_STANDALONE=1";
-    for (size_t i = 0; i < count; ++i) environment[at++] = envp[i];
-    environment[at] = nullptr;
-    sys(SYS_execve, reinterpret_cast<long>(program.text), reinterpret_cast<long>(argv + next),
-        reinterpret_cast<long>(environment));
+    sys(SYS_munmap, mapped, long(bytes));  // not taken, or the exec failed: the full launcher's
 }
 
 }  // namespace arbfast

@@ -16,7 +16,9 @@
 // Freestanding: this code runs before glibc's start-up and, in the static-pie arbrun, before the
 // executable's own relocations are applied. So it calls no libc function (not even memcpy: its
 // object file must have no undefined symbol, which the build checks), uses no TLS (no stack
-// protector), and reads no global data but string literals (no pointer that needs a relocation).
+// protector), reads no global data but string literals (no pointer that needs a relocation), and
+// keeps its paths and the new environment in one anonymous mapping, not on the stack, which
+// RLIMIT_STACK may make small.
 // The full launcher uses the same functions for the same answers (findProgram, joinRelative,
 // programKind), so the two paths cannot drift apart.
 #pragma once
