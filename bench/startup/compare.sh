@@ -5,6 +5,9 @@
 #   fork50     fork_loop.c: 50 fork()s, each child exiting at once and waited for; a line at the end
 #              gives one fork+exit+wait natively and under arbrun ((fork50 - true) / 50), where
 #              the child of a process under arbrun starts a runtime of its own
+#   shell20    fork_loop.c in "shell" mode: a SIGCHLD handler, then 20 times fork, exec /bin/true,
+#              wait, as a shell runs a command; a line gives one such command
+#              ((shell20 - true) / 20), the exec'd /bin/true's own start included
 # each run ROUNDS times (default 200), every command once per round (interleaved, so a change of
 # load hits all alike); per row the median, 10th and 90th percentile in microseconds, then the
 # median added by arbrun. Prints the load average before and after: on a shared machine compare
@@ -64,6 +67,7 @@ cc -O2 -o "$tmp/spawn_time" "$here/spawn_time.c"
 cc -O2 -pthread -o "$tmp/threads4" "$here/threads4.c"
 cc -O2 -o "$tmp/fork_loop" "$here/fork_loop.c"
 forks=50
+shell_forks=20
 preload_env=()
 if (( breakdown )); then
   # arbrun --verbose prints the exact environment it execs the program with, one line.
@@ -84,7 +88,9 @@ fi
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 commands=(native-true /bin/true ::: arbrun-true "$arbrun" --standalone "${extra[@]}" -- /bin/true :::
   native-threads4 "$tmp/threads4" ::: arbrun-threads4 "$arbrun" --standalone "${extra[@]}" -- "$tmp/threads4" :::
-  native-fork50 "$tmp/fork_loop" "$forks" ::: arbrun-fork50 "$arbrun" --standalone "${extra[@]}" -- "$tmp/fork_loop" "$forks")
+  native-fork50 "$tmp/fork_loop" "$forks" ::: arbrun-fork50 "$arbrun" --standalone "${extra[@]}" -- "$tmp/fork_loop" "$forks" :::
+  native-shell20 "$tmp/fork_loop" "$shell_forks" shell :::
+  arbrun-shell20 "$arbrun" --standalone "${extra[@]}" -- "$tmp/fork_loop" "$shell_forks" shell)
 if (( breakdown )); then
   commands+=(::: floor-exec "$tmp/floor_exec" ::: floor-glibc "$tmp/floor_glibc" :::
     preload-true "${preload_env[@]}" /bin/true)
@@ -92,7 +98,8 @@ fi
 if [[ -n $baseline ]]; then
   commands+=(::: baseline-true "$baseline/bin/arbrun" --standalone "${extra[@]}" -- /bin/true :::
     baseline-threads4 "$baseline/bin/arbrun" --standalone "${extra[@]}" -- "$tmp/threads4" :::
-    baseline-fork50 "$baseline/bin/arbrun" --standalone "${extra[@]}" -- "$tmp/fork_loop" "$forks")
+    baseline-fork50 "$baseline/bin/arbrun" --standalone "${extra[@]}" -- "$tmp/fork_loop" "$forks" :::
+    baseline-shell20 "$baseline/bin/arbrun" --standalone "${extra[@]}" -- "$tmp/fork_loop" "$shell_forks" shell)
 fi
 out=$("$tmp/spawn_time" "$rounds" "${commands[@]}")
 echo "$out"
@@ -119,3 +126,9 @@ if (( breakdown )); then
     printf "where arbrun-true goes: arbrun\x27s own process %.0f us, preload library %.0f us\n", a - p, p - n
     printf "a process start here: %.0f us bare (floor-exec), %.0f us with glibc\x27s start-up (floor-glibc)\n", fe, fg }'
 fi
+awk -v n="$shell_forks" -v ns="$(median native-shell20)" -v nt="$(median native-true)" \
+    -v as="$(median arbrun-shell20)" -v at="$(median arbrun-true)" \
+    -v bs="$(median baseline-shell20)" -v bt="$(median baseline-true)" 'BEGIN {
+  printf "one command run as a shell runs it (SIGCHLD handler, fork, exec /bin/true, wait): %.0f us natively, %.0f us under arbrun", (ns - nt) / n, (as - at) / n
+  if (bs != "") printf ", %.0f us under the baseline", (bs - bt) / n
+  printf "\n" }'
