@@ -88,9 +88,7 @@ fi
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 commands=(native-true /bin/true ::: arbrun-true "$arbrun" --standalone "${extra[@]}" -- /bin/true :::
   native-threads4 "$tmp/threads4" ::: arbrun-threads4 "$arbrun" --standalone "${extra[@]}" -- "$tmp/threads4" :::
-  native-fork50 "$tmp/fork_loop" "$forks" ::: arbrun-fork50 "$arbrun" --standalone "${extra[@]}" -- "$tmp/fork_loop" "$forks" :::
-  native-shell20 "$tmp/fork_loop" "$shell_forks" shell :::
-  arbrun-shell20 "$arbrun" --standalone "${extra[@]}" -- "$tmp/fork_loop" "$shell_forks" shell)
+  native-fork50 "$tmp/fork_loop" "$forks" ::: arbrun-fork50 "$arbrun" --standalone "${extra[@]}" -- "$tmp/fork_loop" "$forks")
 if (( breakdown )); then
   commands+=(::: floor-exec "$tmp/floor_exec" ::: floor-glibc "$tmp/floor_glibc" :::
     preload-true "${preload_env[@]}" /bin/true)
@@ -98,13 +96,24 @@ fi
 if [[ -n $baseline ]]; then
   commands+=(::: baseline-true "$baseline/bin/arbrun" --standalone "${extra[@]}" -- /bin/true :::
     baseline-threads4 "$baseline/bin/arbrun" --standalone "${extra[@]}" -- "$tmp/threads4" :::
-    baseline-fork50 "$baseline/bin/arbrun" --standalone "${extra[@]}" -- "$tmp/fork_loop" "$forks" :::
-    baseline-shell20 "$baseline/bin/arbrun" --standalone "${extra[@]}" -- "$tmp/fork_loop" "$shell_forks" shell)
+    baseline-fork50 "$baseline/bin/arbrun" --standalone "${extra[@]}" -- "$tmp/fork_loop" "$forks")
 fi
 out=$("$tmp/spawn_time" "$rounds" "${commands[@]}")
 echo "$out"
+# The shell rows in a round of their own, with the true rows they are measured against: in the
+# rounds above their twenty children each slowed the rows that followed them (arbrun's /bin/true
+# row rose from ~380 to ~640 us added).
+shell=(native-true /bin/true ::: native-shell20 "$tmp/fork_loop" "$shell_forks" shell :::
+  arbrun-true "$arbrun" --standalone "${extra[@]}" -- /bin/true :::
+  arbrun-shell20 "$arbrun" --standalone "${extra[@]}" -- "$tmp/fork_loop" "$shell_forks" shell)
+if [[ -n $baseline ]]; then
+  shell+=(::: baseline-true "$baseline/bin/arbrun" --standalone "${extra[@]}" -- /bin/true :::
+    baseline-shell20 "$baseline/bin/arbrun" --standalone "${extra[@]}" -- "$tmp/fork_loop" "$shell_forks" shell)
+fi
+shell_out=$("$tmp/spawn_time" "$rounds" "${shell[@]}")
+grep shell20 <<<"$shell_out"
 echo "load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
-median() { awk -v l="$1" '$1 == l { print $3 }' <<<"$out"; }
+median() { awk -v l="$1" '$1 == l { print $3 }' <<<"${2:-$out}"; }
 cpu() { awk -v l="$1" '$1 == l { for (i = 1; i < NF; i++) if ($i == "cpu-median") print $(i + 1) }' <<<"$out"; }
 for prog in true threads4; do
   for who in arbrun ${baseline:+baseline}; do
@@ -126,9 +135,10 @@ if (( breakdown )); then
     printf "where arbrun-true goes: arbrun\x27s own process %.0f us, preload library %.0f us\n", a - p, p - n
     printf "a process start here: %.0f us bare (floor-exec), %.0f us with glibc\x27s start-up (floor-glibc)\n", fe, fg }'
 fi
-awk -v n="$shell_forks" -v ns="$(median native-shell20)" -v nt="$(median native-true)" \
-    -v as="$(median arbrun-shell20)" -v at="$(median arbrun-true)" \
-    -v bs="$(median baseline-shell20)" -v bt="$(median baseline-true)" 'BEGIN {
+awk -v n="$shell_forks" -v ns="$(median native-shell20 "$shell_out")" \
+    -v nt="$(median native-true "$shell_out")" -v as="$(median arbrun-shell20 "$shell_out")" \
+    -v at="$(median arbrun-true "$shell_out")" -v bs="$(median baseline-shell20 "$shell_out")" \
+    -v bt="$(median baseline-true "$shell_out")" 'BEGIN {
   printf "one command run as a shell runs it (SIGCHLD handler, fork, exec /bin/true, wait): %.0f us natively, %.0f us under arbrun", (ns - nt) / n, (as - at) / n
   if (bs != "") printf ", %.0f us under the baseline", (bs - bt) / n
   printf "\n" }'
