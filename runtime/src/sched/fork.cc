@@ -170,7 +170,7 @@ std::optional<Error> childAfterFork(int numCores) {
         // on a core 0 carrier of the usual kind after all.
         writeTcbSlot(self->tcb, kUserThreadSlot, nullptr);
         gRuntime->liveThreads.store(0, std::memory_order_relaxed);
-        gRuntime->exitWithLastThread = false;
+        gRuntime->coreZeroCarrier.store(kCoreZeroStarted, std::memory_order_relaxed);
         startCarrier(*gRuntime, 0);
         return Error{Errc::systemError, "cannot make a stack for the forking kernel thread"};
     }

@@ -200,14 +200,14 @@ std::optional<Error> startRuntime(const RuntimeOptions& options, bool callerBeco
                      "cannot create the runtime's epoll, monitor, release-watcher or request "
                      "thread"};
     }
-    rt->exitWithLastThread = callerBecomesCarrierZero;
-    // Core 0's carrier waits for the embedder's main thread (runCallerAsCoreZero) or the first
-    // thread creation (startAwaitedCoreZero); a fork child's caller runs it already.
-    const bool awaitCaller =
-        options.coreZeroAwaitsCaller && !rt->provider && !callerBecomesCarrierZero;
-    rt->coreZeroCarrier.store(awaitCaller ? kCoreZeroAwaitingCaller : kCoreZeroStarted,
-                              std::memory_order_relaxed);
-    const int firstCarrier = callerBecomesCarrierZero || awaitCaller ? 1 : 0;
+    // A fork child's caller runs core 0 already; otherwise its carrier may wait for the
+    // embedder's main thread (runCallerAsCoreZero) or the first thread creation
+    // (startAwaitedCoreZero).
+    const int coreZero = callerBecomesCarrierZero                        ? kCoreZeroCallerRuns
+                         : options.coreZeroAwaitsCaller && !rt->provider ? kCoreZeroAwaitingCaller
+                                                                         : kCoreZeroStarted;
+    rt->coreZeroCarrier.store(coreZero, std::memory_order_relaxed);
+    const int firstCarrier = coreZero == kCoreZeroStarted ? 0 : 1;
     for (int i = firstCarrier; i < std::min(rt->numCores, eagerCarriers); ++i) {
         if (int err = startCarrier(*rt, i)) {
             stopCarriers(*rt);
@@ -276,8 +276,8 @@ void setHostThreadApi(const HostThreadApi& api) {
     if (api.join) gHost.join = api.join;
 }
 
-// The CAS makes the caller and startAwaitedCoreZero() exclusive. exitWithLastThread is written
-// before prepare() creates the first user thread, whose launch publishes it.
+// The CAS makes the caller and startAwaitedCoreZero() exclusive, and is done before prepare()
+// creates the first user thread, whose launch publishes it to that thread's exit.
 bool runCallerAsCoreZero(bool (*prepare)(void*), void* arg) {
     RuntimeState* rt = gRuntime;
     int expected = kCoreZeroAwaitingCaller;
@@ -286,9 +286,7 @@ bool runCallerAsCoreZero(bool (*prepare)(void*), void* arg) {
                                                      std::memory_order_acq_rel)) {
         return false;
     }
-    rt->exitWithLastThread = true;
     if (!prepare(arg)) {
-        rt->exitWithLastThread = false;
         rt->coreZeroCarrier.store(kCoreZeroAwaitingCaller, std::memory_order_release);
         startAwaitedCoreZero(*rt);  // else the next thread creation tries again
         return false;

@@ -76,17 +76,15 @@ struct RuntimeState {
     // with --trace (utilisation samples). Beside deferredCarriersWanted, which every creation
     // reads too: one read-mostly line; the exchange makes one caller the starter.
     std::atomic<bool> monitorWanted{false};
-    // A fork child's forking kernel thread runs core 0 (fork.cc), as does the embedder's thread
-    // that called runCallerAsCoreZero(): no host waits for the last user thread, so its exit ends
-    // the process (finishExit). Written before any user thread runs.
-    bool exitWithLastThread = false;
-    // Who runs core 0's carrier (RuntimeOptions::coreZeroAwaitsCaller): kCoreZeroStarted (a
-    // carrier thread, or a fork child's forking thread), kCoreZeroAwaitingCaller (no carrier yet:
-    // the embedder's main thread will be it), kCoreZeroCallerRuns (it is). Leaves
-    // kCoreZeroAwaitingCaller once, by a CAS: to kCoreZeroCallerRuns in runCallerAsCoreZero(), or
-    // to kCoreZeroStarted in startAwaitedCoreZero() when a thread is created first (a program's
-    // constructor, or an embedder that never calls it); acquire loads on every thread creation
-    // (allocateThread), where only kCoreZeroAwaitingCaller does anything.
+    // Who runs core 0's carrier: kCoreZeroStarted (a carrier thread), kCoreZeroAwaitingCaller (no
+    // carrier yet: RuntimeOptions::coreZeroAwaitsCaller, the embedder's main thread will be it),
+    // kCoreZeroCallerRuns (a kernel thread no host waits on runs it: a fork child's forking
+    // thread, set at start-up, or the embedder's thread in runCallerAsCoreZero(); the last user
+    // thread's exit then ends the process, finishExit). Leaves kCoreZeroAwaitingCaller by a CAS:
+    // to kCoreZeroCallerRuns in runCallerAsCoreZero(), or to kCoreZeroStarted in
+    // startAwaitedCoreZero() when a thread is created first (a program's constructor, or an
+    // embedder that never calls it). Acquire loads on every thread creation (allocateThread),
+    // where only kCoreZeroAwaitingCaller does anything, and on the last exit.
     std::atomic<int> coreZeroCarrier{0};
     uint64_t lendAfterTicks = 0;
     alignas(64) std::atomic<uint32_t> monitorWord{0};  // futex: 1 = look now

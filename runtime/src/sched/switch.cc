@@ -302,9 +302,11 @@ void finishExit(ThreadContext* t) {
     if (gRuntime->policy.batchThreads() != 0) [[unlikely]]
         requestChanged();
     publishExit(t);
-    // A fork child whose kernel thread became a carrier has no host waiting for the last thread:
-    // the process exits here, with status 0, as glibc's last exiting thread makes it do.
-    if (last && gRuntime->exitWithLastThread) [[unlikely]]
+    // When core 0 is run by a kernel thread no host waits on (a fork child's forking thread, the
+    // embedder's main thread), nothing waits for the last thread either: the process exits here,
+    // with status 0, as glibc's last exiting thread makes it do.
+    if (last && gRuntime->coreZeroCarrier.load(std::memory_order_acquire) == kCoreZeroCallerRuns)
+        [[unlikely]]
         std::exit(0);
 }
 
