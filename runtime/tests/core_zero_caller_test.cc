@@ -54,6 +54,13 @@ bool prepareTwoThreads(void* raw) {
     return true;
 }
 
+// A prepare that creates nothing: records in *called that it ran and says `kSucceeds`.
+template <bool kSucceeds>
+bool notePrepare(void* called) {
+    *static_cast<bool*>(called) = true;
+    return kSucceeds;
+}
+
 TEST(CoreZeroCaller, Start_MakesNoCarrierThread) {
     const int before = kernelThreads();
     ASSERT_FALSE(arbrt::start(awaitingOptions(2)).has_value());
@@ -113,12 +120,7 @@ TEST(CoreZeroCaller, RunCaller_ExitStatusOfAThreadIsTheProcesss) {
 TEST(CoreZeroCaller, FailedPrepare_StartsTheCarrierThread) {
     ASSERT_FALSE(arbrt::start(awaitingOptions(2)).has_value());
     bool called = false;
-    EXPECT_FALSE(arbrt::runCallerAsCoreZero(
-        [](void* raw) {
-            *static_cast<bool*>(raw) = true;
-            return false;
-        },
-        &called));
+    EXPECT_FALSE(arbrt::runCallerAsCoreZero(notePrepare<false>, &called));
     EXPECT_TRUE(called);
     std::atomic<long> ranOn{0};
     arbrt::ThreadId t = arbrt::createThread([&] { ranOn = kernelThreadId(); });
@@ -128,18 +130,13 @@ TEST(CoreZeroCaller, FailedPrepare_StartsTheCarrierThread) {
     EXPECT_TRUE(arbrt::stop());
 }
 
-// Arbiter mode and a plain start ignore it: the caller is told core 0 has its carrier.
+// A start without the option: the caller is told core 0 has its carrier.
 TEST(CoreZeroCaller, WithoutTheOption_CallerIsRefused) {
     arbrt::RuntimeOptions options;
     options.numCores = 2;
     ASSERT_FALSE(arbrt::start(options).has_value());
     bool called = false;
-    EXPECT_FALSE(arbrt::runCallerAsCoreZero(
-        [](void* raw) {
-            *static_cast<bool*>(raw) = true;
-            return true;
-        },
-        &called));
+    EXPECT_FALSE(arbrt::runCallerAsCoreZero(notePrepare<true>, &called));
     EXPECT_FALSE(called);
     EXPECT_TRUE(arbrt::stop());
 }
