@@ -2,6 +2,8 @@
 // so a corrupt or hostile file costs a few KiB of reads at most and never a crash.
 #include "arbexe/elf_facts.h"
 
+#include "arbexe/elf_header.h"
+
 #include <elf.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -13,9 +15,8 @@
 namespace arbexe {
 namespace {
 
-// Bounds on what is read: more program headers, sections or note bytes than any real program
-// has (Go binaries have ~14 program headers and ~35 sections; C++ ones a few more).
-constexpr size_t kMaxProgramHeaders = 64;
+// Bounds on what is read beside the program headers (elf_header.h): more sections or note bytes
+// than any real program has (Go binaries have ~35 sections; C++ ones a few more).
 constexpr size_t kMaxSections = 512;
 constexpr size_t kMaxNoteBytes = 4096;
 constexpr size_t kMaxSectionNameBytes = 16384;
@@ -34,10 +35,7 @@ size_t alignUp(size_t n, size_t align) {
 // The ELF header, when the image starts with one for little-endian ELF64 with entries of the
 // sizes this code reads.
 bool readHeader(const ReadAt& read, Elf64_Ehdr* header) {
-    if (!read(0, header, sizeof *header)) return false;
-    return std::memcmp(header->e_ident, ELFMAG, SELFMAG) == 0 &&
-           header->e_ident[EI_CLASS] == ELFCLASS64 && header->e_ident[EI_DATA] == ELFDATA2LSB &&
-           (header->e_phnum == 0 || header->e_phentsize == sizeof(Elf64_Phdr));
+    return read(0, header, sizeof *header) && isReadableElf64(*header);
 }
 
 // Whether one PT_NOTE segment, read from the file, holds Go's build-id note.
@@ -119,7 +117,7 @@ ElfFacts inspectElf(const ReadAt& read) {
     Elf64_Ehdr header;
     if (!readHeader(read, &header)) return facts;
     facts.elf = true;
-    const size_t count = header.e_phnum < kMaxProgramHeaders ? header.e_phnum : kMaxProgramHeaders;
+    const size_t count = programHeadersToRead(header);
     std::vector<Elf64_Phdr> programHeaders(count);
     if (count != 0 && read(header.e_phoff, programHeaders.data(), count * sizeof(Elf64_Phdr))) {
         for (const Elf64_Phdr& p : programHeaders) {

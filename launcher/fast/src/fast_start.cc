@@ -1,6 +1,8 @@
 // arbrun's fast start (fast_start.h): freestanding code that runs before glibc's start-up.
 #include "arbfast/fast_start.h"
 
+#include <arbexe/elf_header.h>
+
 #include <elf.h>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -153,21 +155,21 @@ bool readAt(long fd, uint64_t offset, void* out, size_t size) {
 
 // Whether `path` is absolute and already in normal form (what the full launcher would make of an
 // ARBRUN_PRELOAD_LIB value is then the value itself) and fits in LD_PRELOAD (no ':' or ' ').
-bool isPlainAbsolutePath(const char* path) {
+// `room` holds the normal form meanwhile (a Path on this stack would be 4 KiB of it).
+bool isPlainAbsolutePath(const char* path, Path* room) {
     if (path[0] != '/' || contains(path, ':') || contains(path, ' ')) return false;
-    Path normal;
-    clear(&normal);
-    return appendComponents(&normal, path, length(path)) && same(normal.text, path);
+    clear(room);
+    return appendComponents(room, path, length(path)) && same(room->text, path);
 }
 
 // The library the full launcher would pick (preload_library.h: the override, else the first of
 // the installed and the build tree's places that exists), when it would accept it: a regular file
 // whose path LD_PRELOAD can carry. False otherwise: the full launcher then says what is wrong.
-// `self` is room for arbrun's own path.
+// `self` is room for arbrun's own path (or the override's normal form).
 bool findLibrary(const char* override, Path* self, Path* out) {
     clear(out);
     if (override && *override) {
-        return isPlainAbsolutePath(override) && isRegularFile(override) &&
+        return isPlainAbsolutePath(override, self) && isRegularFile(override) &&
                append(out, override, length(override));
     }
     const long n = sys(SYS_readlink, reinterpret_cast<long>("/proc/self/exe"),
@@ -233,23 +235,19 @@ bool joinRelative(const char* file, const char* relative, Path* out) {
     return out->size != 0 || append(out, "/", 1);
 }
 
-// The header checks are inspectElf()'s (arbexe/elf_facts.h), which the tests compare it with.
+// The header checks and bound are inspectElf()'s (arbexe/elf_header.h); the tests compare the two.
 ProgramKind programKind(const char* path) {
     const long fd = sys(SYS_openat, AT_FDCWD, reinterpret_cast<long>(path), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return ProgramKind::unreadable;
     ProgramKind kind = ProgramKind::notElf64;
     Elf64_Ehdr header;
-    if (readAt(fd, 0, &header, sizeof header) && header.e_ident[EI_MAG0] == ELFMAG0 &&
-        header.e_ident[EI_MAG1] == ELFMAG1 && header.e_ident[EI_MAG2] == ELFMAG2 &&
-        header.e_ident[EI_MAG3] == ELFMAG3 && header.e_ident[EI_CLASS] == ELFCLASS64 &&
-        header.e_ident[EI_DATA] == ELFDATA2LSB &&
-        (header.e_phnum == 0 || header.e_phentsize == sizeof(Elf64_Phdr))) {
+    if (readAt(fd, 0, &header, sizeof header) && arbexe::isReadableElf64(header)) {
         kind = ProgramKind::staticProgram;
-        // The first 64 headers, as inspectElf() (a program has about a dozen), which reads them
-        // in one go: none counts unless the file holds them all. Read eight at a time, to keep
-        // this frame small (the caller's stack may be tiny).
-        constexpr size_t kMaxHeaders = 64, kChunk = 8;
-        const size_t count = header.e_phnum < kMaxHeaders ? header.e_phnum : kMaxHeaders;
+        // The headers inspectElf() reads, which it reads in one go: none counts unless the file
+        // holds them all. Read eight at a time, to keep this frame small (the caller's stack may
+        // be tiny).
+        constexpr size_t kChunk = 8;
+        const size_t count = arbexe::programHeadersToRead(header);
         struct stat st;
         const bool whole = sys(SYS_fstat, fd, reinterpret_cast<long>(&st)) == 0 &&
                            header.e_phoff <= uint64_t(st.st_size) &&
