@@ -576,11 +576,8 @@ void initOnce() {
 void ensureWrapped(int sig, bool helper) {
     if (!validSignal(sig) || (bit(sig) & kUnblockable)) return;
     if (gActions[sig].wrapped.load(std::memory_order_acquire)) return;
-    if (helper) {
-        initOnce();
-    } else {
-        initCodeRanges();
-    }
+    initCodeRanges();
+    if (helper) startHelperOnce();
     RealSignalsBlocked blocked;
     std::lock_guard<SpinLock> lock(gActionLock);
     if (gActions[sig].wrapped.load(std::memory_order_relaxed)) return;
