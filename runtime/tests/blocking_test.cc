@@ -2,6 +2,7 @@
 // stop its core. Every test runs on ONE core, where without lending the blocked carrier would
 // deadlock the program (the thread that unblocks it could never run).
 #include <arbrt/io.h>
+#include <arbrt/sync.h>
 #include <fcntl.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -115,6 +116,81 @@ TEST_F(BlockingOneCore, ShortCallWithNothingWaiting_NotLent) {
     EXPECT_EQ(arbrt::join(t), 0);
     // Nothing else was runnable on the core, so there was never a reason to lend it.
     EXPECT_EQ(arbrt::stats().coresLent, lentBefore);
+}
+
+// A wait inside a bracket (a lookup's guard, a lock, in code the bracket covers): the thread
+// parks with its bracket open and other threads run on the core and make their own blocking calls
+// meanwhile. The bracket is closed for the park and opened again at the resume, so the waiter's
+// own close neither finds another thread's stamp nor spins for a lend that never comes (it did:
+// the program hung, fio under load in one run of fifty).
+TEST_F(BlockingOneCore, ParkInsideBracket_OtherBracketsMeanwhileDoNotStrandIt) {
+    arbrt::Mutex m;
+    std::atomic<bool> waiterInside{false};
+    std::atomic<int> holderCalls{0};
+    auto holder = arbrt::createThread([&] {
+        m.lock();
+        while (!waiterInside.load()) arbrt::yield();  // one core: the waiter runs until it parks
+        for (int i = 0; i < 100; ++i) {
+            arbrt::BlockingCall call;
+            if (getppid() > 0) holderCalls.fetch_add(1);
+        }
+        m.unlock();
+    });
+    auto waiter = arbrt::createThread([&] {
+        arbrt::BlockingCall call;  // open across the wait
+        waiterInside = true;
+        m.lock();
+        m.unlock();
+    });
+    EXPECT_EQ(arbrt::join(holder), 0);
+    EXPECT_EQ(arbrt::join(waiter), 0);
+    EXPECT_EQ(holderCalls.load(), 100);
+}
+
+// A bracket inside a bracket (a signal handler's call inside a bracketed one) is a no-op: the
+// outer one covers the call, and lending and the outer close work as without it.
+TEST_F(BlockingOneCore, NestedBracket_InnerIsANoOpAndLendingStillWorks) {
+    Pipe p;
+    const uint64_t lentBefore = arbrt::stats().coresLent;
+    std::atomic<uint64_t> innerToken{1};
+    std::atomic<char> got{0};
+    auto reader = arbrt::createThread([&] {
+        arbrt::BlockingCall outer;
+        const uint64_t inner = arbrt::enterBlockingCall();
+        innerToken = inner;
+        char c = 0;
+        EXPECT_EQ(read(p.readEnd(), &c, 1), 1);
+        got = c;
+        arbrt::exitBlockingCall(inner);
+    });
+    auto writer = arbrt::createThread([&] { ASSERT_EQ(write(p.writeEnd(), "n", 1), 1); });
+    EXPECT_EQ(arbrt::join(reader), 0);
+    EXPECT_EQ(arbrt::join(writer), 0);
+    EXPECT_EQ(innerToken.load(), 0u);
+    EXPECT_EQ(got.load(), 'n');
+    EXPECT_GE(arbrt::stats().coresLent, lentBefore + 1);
+}
+
+// The monitor lends the core of a thread that computes inside a bracket (it cannot tell it from a
+// blocked one), and that thread then waits, still inside: its carrier no longer runs the core, so
+// the wait must leave that carrier (as a blocked call's return does) rather than dispatch the core
+// beside the carrier it was lent to.
+TEST_F(BlockingOneCore, LentWhileComputingInBracket_WaitLeavesTheCarrierAndCompletes) {
+    const uint64_t lentBefore = arbrt::stats().coresLent;
+    std::atomic<bool> otherRan{false};
+    std::atomic<bool> insideDone{false};
+    auto inside = arbrt::createThread([&] {
+        arbrt::BlockingCall call;
+        while (!otherRan.load()) {  // until the core is lent and the queued thread ran
+        }
+        arbrt::sleepFor(kMillisecond);
+        insideDone = true;
+    });
+    auto other = arbrt::createThread([&] { otherRan = true; });
+    EXPECT_EQ(arbrt::join(other), 0);
+    EXPECT_EQ(arbrt::join(inside), 0);
+    EXPECT_TRUE(insideDone.load());
+    EXPECT_GE(arbrt::stats().coresLent, lentBefore + 1);
 }
 
 TEST(BlockingKernelThread, BracketOutsideUserThread_NoOp) {

@@ -11,7 +11,9 @@ namespace arbrt {
 // threads wait to run on the caller's core, the monitor lends the core to a spare carrier; on
 // return the caller then queues itself to run again (possibly on another core). Costs one TSC read
 // and one compare-and-swap when the core was not lent. Returns/accepts 0 on kernel threads that are
-// not user threads (nothing to do).
+// not user threads, and inside another bracket (the outer one covers the call): nothing to do.
+// Code inside a bracket may wait at user level (a lock, a futex): the bracket is closed for the
+// switch and opened again where the thread resumes.
 uint64_t enterBlockingCall();
 void exitBlockingCall(uint64_t token);
 

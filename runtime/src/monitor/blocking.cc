@@ -66,7 +66,7 @@ void putSpare(Carrier* s) {
 
 // Gives `core`, whose runner `runner` entered a blocking call at `since`, to its waiting owner or a
 // spare. The CAS to kLending fails if the call returned meanwhile; the runner, seeing its stamp
-// gone, then waits for `carrier` to change before leaving (see exitBlockingCall).
+// gone, then waits for `carrier` to change before leaving (see leaveBlockingCall).
 bool lendCore(Core* core, Carrier* runner, uint64_t since) {
     const bool ownerWaits = core->lendBack.load(std::memory_order_acquire) != 0;
     Carrier* target = ownerWaits ? core->owner : takeSpare();
@@ -503,25 +503,55 @@ using namespace detail;
 uint64_t enterBlockingCall() {
     ThreadContext* t = currentContext();
     if (!t) return 0;
+    Core* core = t->carrier->core;
+    // Already inside a bracket (a call nested in a bracketed one, e.g. from a signal handler): the
+    // outer bracket covers it. Only the core's runner writes a stamp, and a runner's core is its
+    // own (blockingCallOpen), so a stamp here is the caller's.
+    if (core->blockingSince.load(std::memory_order_relaxed) != 0) return 0;
     // A TSC reading is never 0 or kLending; relaxed: the monitor only needs to see it eventually.
     const uint64_t stamp = rdtsc() | 2;
-    t->carrier->core->blockingSince.store(stamp, std::memory_order_relaxed);
+    core->blockingSince.store(stamp, std::memory_order_relaxed);
     return stamp;
 }
 
 void exitBlockingCall(uint64_t token) {
-    if (!token) return;
-    ThreadContext* t = currentContext();
-    Carrier* c = t->carrier;
-    uint64_t expected = token;
+    if (token) leaveBlockingCall(currentContext());
+}
+
+namespace detail {
+
+bool blockingCallOpen(const ThreadContext* self) {
+    const Carrier* c = self->carrier;
+    const Core* core = c->core;
+    return core->blockingSince.load(std::memory_order_relaxed) != 0 ||
+           core->carrier.load(std::memory_order_relaxed) != c;
+}
+
+void leaveBlockingCall(ThreadContext* self) {
+    Carrier* c = self->carrier;
+    Core* core = c->core;
+    // The stamp is read, not taken from the caller's token: a switch inside the bracket reopened
+    // it with a new one (switchTo). A stamp on a core this carrier still runs is ours (only the
+    // runner writes one); the monitor's CAS to kLending races with ours, and one of them fails.
     // seq_cst: the monitor may have found this core quiet (wakeMonitorIfDeepAsleep).
-    if (c->core->blockingSince.compare_exchange_strong(expected, 0, std::memory_order_seq_cst)) {
+    uint64_t stamp = core->blockingSince.load(std::memory_order_acquire);
+    if (stamp > kLending && core->carrier.load(std::memory_order_acquire) == c &&
+        core->blockingSince.compare_exchange_strong(stamp, 0, std::memory_order_seq_cst)) {
         wakeMonitorIfDeepAsleep();
         return;
     }
+    // No stamp and the core still ours: nothing was open (or a switch inside the bracket found it
+    // lent and left, and the thread now runs where nothing stamped for it). The monitor stores
+    // `carrier` before clearing a lent stamp, so a cleared stamp with our carrier is not a lend.
+    if (stamp == 0 && core->carrier.load(std::memory_order_acquire) == c) return;
     // The monitor is lending (or has lent) our core: once `carrier` names the new runner, leave.
-    while (c->core->carrier.load(std::memory_order_acquire) == c) cpuRelax();
-    rejoinAfterLend(t);
+    while (core->carrier.load(std::memory_order_acquire) == c) cpuRelax();
+    rejoinAfterLend(self);
 }
 
+void reopenBlockingCall(ThreadContext* self) {
+    self->carrier->core->blockingSince.store(rdtsc() | 2, std::memory_order_relaxed);
+}
+
+}  // namespace detail
 }  // namespace arbrt

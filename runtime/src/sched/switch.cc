@@ -136,6 +136,17 @@ void switchAway(ThreadContext* self, AfterSwitch action) {
 
 void switchTo(ThreadContext* self, ThreadContext* next, AfterSwitch action) {
     ARB_ASSERT(rankedLocksHeld() == 0, "a user thread switches out holding a runtime lock");
+    // A wait inside a blocking-call bracket (code the bracket covers parked or yielded): the stamp
+    // would stay on this core while other threads run here, and the monitor could lend a core its
+    // carrier still runs. The bracket is closed for the switch (which may move this thread to
+    // another carrier first, if the core was lent) and opened again where the thread resumes.
+    // Two loads: the stamp shares the line of lendBack, which the switch reads anyway; the core's
+    // `carrier` is read-mostly.
+    const bool inBlockingCall = blockingCallOpen(self);
+    if (inBlockingCall) [[unlikely]] {
+        ARB_ASSERT(next == nullptr, "a direct hand-off is only made by an exiting thread");
+        leaveBlockingCall(self);
+    }
     Carrier* c = self->carrier;
     Core* core = c->core;
     // Barrier-aware release (park_history.h): the park rhythm tells the release watcher when this
@@ -207,6 +218,8 @@ void switchTo(ThreadContext* self, ThreadContext* next, AfterSwitch action) {
     // Resumed, possibly on another carrier: only `t` says which.
     completeSwitch(t);
     if (trackRhythm) recordResume(&self->parkRhythm, rdtsc());  // the next burst starts
+    if (inBlockingCall) [[unlikely]]
+        reopenBlockingCall(self);
 }
 
 bool claimParked(ThreadContext* t, uint32_t generation) {
