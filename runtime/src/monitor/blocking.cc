@@ -506,7 +506,7 @@ uint64_t enterBlockingCall() {
     Core* core = t->carrier->core;
     // Already inside a bracket (a call nested in a bracketed one, e.g. from a signal handler): the
     // outer bracket covers it. Only the core's runner writes a stamp, and a runner's core is its
-    // own (blockingCallOpen), so a stamp here is the caller's.
+    // own (switchTo closes a bracket a switch would leave open), so a stamp here is the caller's.
     if (core->blockingSince.load(std::memory_order_relaxed) != 0) return 0;
     // A TSC reading is never 0 or kLending; relaxed: the monitor only needs to see it eventually.
     const uint64_t stamp = rdtsc() | 2;
@@ -519,13 +519,6 @@ void exitBlockingCall(uint64_t token) {
 }
 
 namespace detail {
-
-bool blockingCallOpen(const ThreadContext* self) {
-    const Carrier* c = self->carrier;
-    const Core* core = c->core;
-    return core->blockingSince.load(std::memory_order_relaxed) != 0 ||
-           core->carrier.load(std::memory_order_relaxed) != c;
-}
 
 void leaveBlockingCall(ThreadContext* self) {
     Carrier* c = self->carrier;

@@ -142,13 +142,16 @@ void switchTo(ThreadContext* self, ThreadContext* next, AfterSwitch action) {
     // another carrier first, if the core was lent) and opened again where the thread resumes.
     // Two loads: the stamp shares the line of lendBack, which the switch reads anyway; the core's
     // `carrier` is read-mostly.
-    const bool inBlockingCall = blockingCallOpen(self);
+    Carrier* c = self->carrier;
+    Core* core = c->core;
+    const bool inBlockingCall = core->blockingSince.load(std::memory_order_relaxed) != 0 ||
+                                core->carrier.load(std::memory_order_relaxed) != c;
     if (inBlockingCall) [[unlikely]] {
         ARB_ASSERT(next == nullptr, "a direct hand-off is only made by an exiting thread");
         leaveBlockingCall(self);
+        c = self->carrier;
+        core = c->core;
     }
-    Carrier* c = self->carrier;
-    Core* core = c->core;
     // Barrier-aware release (park_history.h): the park rhythm tells the release watcher when this
     // thread will next park. Two TSC reads per park (here and at the resume), and only where
     // cores can be asked back; only this thread writes it.
