@@ -1,13 +1,17 @@
 // first_calls_race: threads that make their first calls of blocking libc functions at the same
 // moment, in fresh processes. Under arbrun the first call of each interposed function also looks
 // up the real one; a lookup that made a racing caller wait (a thread-safe static's guard) parked
-// that caller inside its blocking-call bracket, and a core could then be left with a stamp nobody
-// clears: the process hung. Here each of ROUNDS child processes (this program re-executed, so
-// every lookup is a first one) starts THREADS threads that leave one barrier together and make the
-// same calls; each child must finish, with the calls' results as natively, within
-// CHILD_DEADLINE_MS (a hung child is killed and reported).
+// that caller inside its blocking-call bracket, and once another thread made a blocking call on
+// that core meanwhile, the waiter's close spun for a lend that never came: the process hung. Here
+// each of ROUNDS child processes (this program re-executed, so every lookup is a first one) starts
+// THREADS racers that meet before each call and make the same calls together, beside NOISE
+// threads making short blocking calls; each child must finish, with the calls' results as
+// natively, within CHILD_DEADLINE_MS (a hung child is killed and reported). Two racers: both spin
+// at each meeting point, so under `--cores 1` the first waits for a time slice, and more would
+// wait for several.
 #include <fcntl.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <sys/file.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -15,26 +19,38 @@
 #include "../common/compat.h"
 
 #define ROUNDS 40
-#define THREADS 8
+#define THREADS 2
+#define NOISE 2
 #define CHILD_DEADLINE_MS 10000
 
-static pthread_barrier_t start_line;
+// The threads meet before every call: each counts itself in and spins until all have, so they
+// leave together (a barrier's wake-ups would stagger them by more than a lookup takes).
+static atomic_int arrived;
 
-// The calls every thread makes first, each through a blocking-call wrapper under arbrun; returns
-// 0 when each result is what it is natively (regular file: pread reads its one byte, fsync and
-// flock succeed; /dev/null: fdatasync fails with EINVAL).
+static void rendezvous(int step) {
+    atomic_fetch_add(&arrived, 1);
+    while (atomic_load(&arrived) < step * THREADS) {
+    }
+}
+
+// The calls every thread makes first, each through a blocking-call wrapper under arbrun, all
+// threads together; returns 0 when each result is what it is natively (regular file: pread reads
+// its one byte, fsync and flock succeed; /dev/null: fdatasync fails with EINVAL).
 static void* first_calls(void* arg) {
     const char* path = arg;
-    int rc = pthread_barrier_wait(&start_line);
-    if (rc != 0 && rc != PTHREAD_BARRIER_SERIAL_THREAD) return (void*)1;
+    rendezvous(1);
     const int fd = open(path, O_RDWR);
     if (fd < 0) return (void*)2;
+    rendezvous(2);
     char byte = 0;
     if (pread(fd, &byte, 1, 0) != 1 || byte != 'x') return (void*)3;
+    rendezvous(3);
     if (fsync(fd) != 0) return (void*)4;
+    rendezvous(4);
     if (flock(fd, LOCK_SH) != 0 || flock(fd, LOCK_UN) != 0) return (void*)5;
     const int null_fd = open("/dev/null", O_WRONLY);
     if (null_fd < 0) return (void*)6;
+    rendezvous(5);
     errno = 0;
     if (fdatasync(null_fd) != -1 || errno != EINVAL) return (void*)7;
     close(null_fd);
@@ -42,16 +58,39 @@ static void* first_calls(void* arg) {
     return NULL;
 }
 
-// One child: THREADS threads race through first_calls(); exit status 0, or the first failing
-// step's number.
+// Meanwhile: short blocking calls (each bracketed under arbrun) on whatever core is free, the
+// other threads a racer that waits would share its core with; until the racers are done.
+static atomic_int racers_done;
+
+static void* bracketed_calls(void* arg) {
+    (void)arg;
+    const int null_fd = open("/dev/null", O_WRONLY);
+    if (null_fd < 0) return (void*)8;
+    while (atomic_load(&racers_done) < THREADS) {
+        errno = 0;
+        if (fdatasync(null_fd) != -1 || errno != EINVAL) return (void*)9;
+        sched_yield();
+    }
+    close(null_fd);
+    return NULL;
+}
+
+static void* racer(void* arg) {
+    void* result = first_calls(arg);
+    atomic_fetch_add(&racers_done, 1);
+    return result;
+}
+
+// One child: THREADS racers through first_calls() beside NOISE threads making bracketed calls;
+// exit status 0, or the first failing step's number.
 static int child_main(const char* path) {
-    if (pthread_barrier_init(&start_line, NULL, THREADS) != 0) return 20;
-    pthread_t threads[THREADS];
-    for (int i = 0; i < THREADS; ++i) {
-        if (pthread_create(&threads[i], NULL, first_calls, (void*)path) != 0) return 21;
+    pthread_t threads[THREADS + NOISE];
+    for (int i = 0; i < THREADS + NOISE; ++i) {
+        void* (*fn)(void*) = i < THREADS ? racer : bracketed_calls;
+        if (pthread_create(&threads[i], NULL, fn, (void*)path) != 0) return 21;
     }
     int status = 0;
-    for (int i = 0; i < THREADS; ++i) {
+    for (int i = 0; i < THREADS + NOISE; ++i) {
         void* result;
         if (pthread_join(threads[i], &result) != 0) return 22;
         if (result && !status) status = (int)(intptr_t)result;
