@@ -134,24 +134,35 @@ void switchAway(ThreadContext* self, AfterSwitch action) {
     switchTo(self, nullptr, action);
 }
 
+// A wait inside a blocking-call bracket (code the bracket covers parked or yielded): the stamp
+// would stay on this core while other threads run here, and the monitor could lend a core its
+// carrier still runs. So before `self` switches, an open bracket (its core has a stamp, or was lent
+// meanwhile) is closed, which may first move `self` to another carrier through the run queue if
+// the core was lent; true then, and the caller reopens it where `self` resumes. Two loads: the
+// stamp shares the line of lendBack, which a switch reads anyway; the core's `carrier` is
+// read-mostly.
+namespace {
+
+bool closeBracketBeforeSwitch(ThreadContext* self) {
+    const Carrier* c = self->carrier;
+    const Core* core = c->core;
+    if (core->blockingSince.load(std::memory_order_relaxed) == 0 &&
+        core->carrier.load(std::memory_order_relaxed) == c) [[likely]] {
+        return false;
+    }
+    leaveBlockingCall(self);
+    return true;
+}
+
+}  // namespace
+
 void switchTo(ThreadContext* self, ThreadContext* next, AfterSwitch action) {
     ARB_ASSERT(rankedLocksHeld() == 0, "a user thread switches out holding a runtime lock");
-    // A wait inside a blocking-call bracket (code the bracket covers parked or yielded): the stamp
-    // would stay on this core while other threads run here, and the monitor could lend a core its
-    // carrier still runs. The bracket is closed for the switch (which may move this thread to
-    // another carrier first, if the core was lent) and opened again where the thread resumes.
-    // Two loads: the stamp shares the line of lendBack, which the switch reads anyway; the core's
-    // `carrier` is read-mostly.
+    const bool inBlockingCall = closeBracketBeforeSwitch(self);
+    ARB_ASSERT(!inBlockingCall || next == nullptr,
+               "a direct hand-off is only made by an exiting thread, never inside a bracket");
     Carrier* c = self->carrier;
     Core* core = c->core;
-    const bool inBlockingCall = core->blockingSince.load(std::memory_order_relaxed) != 0 ||
-                                core->carrier.load(std::memory_order_relaxed) != c;
-    if (inBlockingCall) [[unlikely]] {
-        ARB_ASSERT(next == nullptr, "a direct hand-off is only made by an exiting thread");
-        leaveBlockingCall(self);
-        c = self->carrier;
-        core = c->core;
-    }
     // Barrier-aware release (park_history.h): the park rhythm tells the release watcher when this
     // thread will next park. Two TSC reads per park (here and at the resume), and only where
     // cores can be asked back; only this thread writes it.
@@ -251,11 +262,16 @@ void signalContext(ThreadContext* t, uint32_t generation, Wake how) {
 }
 
 void parkCurrent(ThreadContext* self) {
+    // Before the phase says kParking: closing a bracket may pass the thread through a run queue,
+    // which only a runnable thread joins.
+    const bool inBlockingCall = closeBracketBeforeSwitch(self);
     uint64_t s = self->runState.load(std::memory_order_acquire);
     for (;;) {
         ARB_ASSERT((s & kPhaseMask) == kRunnable, "a running thread is in phase kRunnable");
         if (s & kPermit) {
             if (self->runState.compare_exchange_weak(s, s & ~kPermit, std::memory_order_acquire)) {
+                if (inBlockingCall) [[unlikely]]
+                    reopenBlockingCall(self);
                 return;
             }
         } else if (self->runState.compare_exchange_weak(s, (s & ~kPhaseMask) | kParking,
@@ -264,6 +280,8 @@ void parkCurrent(ThreadContext* self) {
         }
     }
     switchAway(self, AfterSwitch::park);
+    if (inBlockingCall) [[unlikely]]
+        reopenBlockingCall(self);
 }
 
 namespace {
