@@ -158,7 +158,8 @@ bool closeBracketBeforeSwitch(ThreadContext* self) {
 
 void switchTo(ThreadContext* self, ThreadContext* next, AfterSwitch action) {
     ARB_ASSERT(rankedLocksHeld() == 0, "a user thread switches out holding a runtime lock");
-    const bool inBlockingCall = closeBracketBeforeSwitch(self);
+    // A park closed it already (parkCurrent), before its phase changed.
+    const bool inBlockingCall = action != AfterSwitch::park && closeBracketBeforeSwitch(self);
     ARB_ASSERT(!inBlockingCall || next == nullptr,
                "a direct hand-off is only made by an exiting thread, never inside a bracket");
     Carrier* c = self->carrier;
