@@ -134,6 +134,8 @@ void switchAway(ThreadContext* self, AfterSwitch action) {
     switchTo(self, nullptr, action);
 }
 
+namespace {
+
 // A wait inside a blocking-call bracket (code the bracket covers parked or yielded): the stamp
 // would stay on this core while other threads run here, and the monitor could lend a core its
 // carrier still runs. So before `self` switches, an open bracket (its core has a stamp, or was lent
@@ -141,8 +143,6 @@ void switchAway(ThreadContext* self, AfterSwitch action) {
 // the core was lent; true then, and the caller reopens it where `self` resumes. Two loads: the
 // stamp shares the line of lendBack, which a switch reads anyway; the core's `carrier` is
 // read-mostly.
-namespace {
-
 bool closeBracketBeforeSwitch(ThreadContext* self) {
     const Carrier* c = self->carrier;
     const Core* core = c->core;
