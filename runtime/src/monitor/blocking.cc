@@ -533,9 +533,9 @@ void leaveBlockingCall(ThreadContext* self) {
         wakeMonitorIfDeepAsleep();
         return;
     }
-    // No stamp and the core still ours: nothing was open (or a switch inside the bracket found it
-    // lent and left, and the thread now runs where nothing stamped for it). The monitor stores
-    // `carrier` before clearing a lent stamp, so a cleared stamp with our carrier is not a lend.
+    // No stamp and the core still ours: not a lend (the monitor stores `carrier` before clearing a
+    // lent stamp), so nothing is open. Every switch reopens the bracket it closed (switchTo,
+    // parkCurrent), so this is not expected; it ends the bracket rather than spin for a lend.
     if (stamp == 0 && core->carrier.load(std::memory_order_acquire) == c) return;
     // The monitor is lending (or has lent) our core: once `carrier` names the new runner, leave.
     while (core->carrier.load(std::memory_order_acquire) == c) cpuRelax();

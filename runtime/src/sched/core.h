@@ -342,9 +342,10 @@ void switchTo(ThreadContext* self, ThreadContext* next, AfterSwitch action);
 // its dispatcher; `self` becomes runnable on its home core (or wherever it is allowed).
 void rejoinAfterLend(ThreadContext* self);
 // The blocking-call bracket (arbrt/io.h) of the running thread `self` (blocking.cc), open when its
-// core carries a stamp or was lent away meanwhile (switchTo checks): closing it (clears the stamp,
-// or, if the core was lent, leaves through rejoinAfterLend and returns on another carrier), and
-// opening it again on the carrier that now runs `self`.
+// core carries a stamp or was lent away meanwhile (checked before a switch: switchTo,
+// parkCurrent): closing it (clears the stamp, or, if the core was lent, leaves through
+// rejoinAfterLend and returns on another carrier), and opening it again on the carrier that now
+// runs `self`.
 void leaveBlockingCall(ThreadContext* self);
 void reopenBlockingCall(ThreadContext* self);
 // Takes a parked thread straight to runnable without queueing it (the caller will run it). False if

@@ -141,7 +141,7 @@ namespace {
 // carrier still runs. So before `self` switches, an open bracket (its core has a stamp, or was lent
 // meanwhile) is closed, which may first move `self` to another carrier through the run queue if
 // the core was lent; true then, and the caller reopens it where `self` resumes. Two loads: the
-// stamp shares the line of lendBack, which a switch reads anyway; the core's `carrier` is
+// stamp shares the line of releaseRequested, which a switch reads anyway; the core's `carrier` is
 // read-mostly.
 bool closeBracketBeforeSwitch(ThreadContext* self) {
     const Carrier* c = self->carrier;
