@@ -139,8 +139,15 @@ constexpr int kPausesBetweenSteals = 64;  // ~25 ns each here
 // good. The fence pairs with wakeIdleCoreForBalance()'s: either that waker saw spinningCores at 0
 // (and woke a sleeper itself), or the work it published is seen here. `took` says whether the
 // thread we will run is already out of every queue (stolen, or readied by the netpoll).
+//
+// With no carrier asleep there is nobody to wake, and the check ends there: a carrier that goes to
+// sleep after it counts itself in sleepingCores (then a fence, then a look at every core) sees
+// whatever work this one would have found (our fence precedes its fence, and the skipping waker's
+// precedes ours). On a hand-off to a polling core that spares reading other cores' queue lines,
+// which their runners write.
 void wakeOneIfWorkIsLeft(Core* core, bool took) {
     std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (gRuntime->sleepingCores.load(std::memory_order_relaxed) == 0) return;
     const uint32_t own = core->queued.load(std::memory_order_relaxed) +
                          (core->runNext.load(std::memory_order_relaxed) != nullptr);
     // Threads elsewhere count whoever may take them: `core` may have been reserved meanwhile.

@@ -485,8 +485,10 @@ ThreadContext* steal(Core* thief) {
 void wakeIdleCoreForBalance(Core* busy) {
     RuntimeState& rt = *gRuntime;
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (rt.spinningCores.load(std::memory_order_relaxed) != 0 ||
-        rt.sleepingCores.load(std::memory_order_relaxed) == 0) {
+    // sleepingCores first: its line is read-mostly, while spinningCores' changes at every idle
+    // period of any core (a hand-off to a polling core read it just after that core wrote it).
+    if (rt.sleepingCores.load(std::memory_order_relaxed) == 0 ||
+        rt.spinningCores.load(std::memory_order_relaxed) != 0) {
         return;
     }
     // A core asleep on its futex first: the netpoller (asleep in epoll) keeps watching readiness.

@@ -25,10 +25,13 @@ struct RuntimeState {
     CohortBounds cohortBounds;            // cohort dispatch (cohort.h), from the options
     std::atomic<bool> stopping{false};
 
-    // Idle-carrier bookkeeping, written constantly by idle carriers: a cache line of its own, away
-    // from the thread counters that every create and exit writes.
+    // Idle-carrier bookkeeping, each counter on a line of its own, away from the thread counters
+    // that every create and exit writes. spinningCores changes at every idle period (entry and
+    // exit); sleepingCores only when a carrier sleeps or wakes, so while every idle carrier polls
+    // its line stays shared in every cache, and the wakers' and spinners' "anyone asleep?" test
+    // (wakeIdleCoreForBalance, wakeOneIfWorkIsLeft) reads it without a cache-line transfer.
     alignas(64) std::atomic<uint32_t> spinningCores{0};  // idle carriers still polling (will steal)
-    std::atomic<uint32_t> sleepingCores{0};              // idle carriers asleep on their futex
+    alignas(64) std::atomic<uint32_t> sleepingCores{0};  // idle carriers asleep on their futex
 
     alignas(64) std::atomic<uint32_t> activeCores{0};
     SpinLock releaseLock{
