@@ -506,10 +506,11 @@ uint64_t enterBlockingCall() {
     Core* core = t->carrier->core;
     // Already inside a bracket (a call nested in a bracketed one, e.g. from a signal handler): the
     // outer bracket covers it. Only the core's runner writes a stamp, and a runner's core is its
-    // own (switchTo closes a bracket a switch would leave open), so a stamp here is the caller's.
+    // own (a switch closes a bracket it would leave open: switchTo, parkCurrent), so a stamp here
+    // is the caller's.
     if (core->blockingSince.load(std::memory_order_relaxed) != 0) return 0;
-    // A TSC reading is never 0 or kLending; relaxed: the monitor only needs to see it eventually.
-    const uint64_t stamp = rdtsc() | 2;
+    // Relaxed: the monitor only needs to see it eventually.
+    const uint64_t stamp = blockingStamp(rdtsc());
     core->blockingSince.store(stamp, std::memory_order_relaxed);
     return stamp;
 }
@@ -543,7 +544,7 @@ void leaveBlockingCall(ThreadContext* self) {
 }
 
 void reopenBlockingCall(ThreadContext* self) {
-    self->carrier->core->blockingSince.store(rdtsc() | 2, std::memory_order_relaxed);
+    self->carrier->core->blockingSince.store(blockingStamp(rdtsc()), std::memory_order_relaxed);
 }
 
 }  // namespace detail

@@ -190,7 +190,7 @@ void redirectForRetake(Core* core, void* ucontext) {
 long reissueAsBlockingCall(long number, const long args[6]) {
     Core* core = currentContext()->carrier->core;
     // Overdue from the start: the thread has slept in this call for longer than lendAfterNs.
-    const uint64_t stamp = (rdtsc() - gRuntime->lendAfterTicks) | 2;
+    const uint64_t stamp = blockingStamp(rdtsc() - gRuntime->lendAfterTicks);
     core->blockingSince.store(stamp, std::memory_order_relaxed);
     nudgeMonitorFor(core);
     gRetakes.fetch_add(1, std::memory_order_relaxed);

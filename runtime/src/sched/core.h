@@ -291,6 +291,11 @@ void runGrantedCores(Carrier* c);
 
 // --- Lending cores during blocking calls (blocking.cc).
 constexpr uint64_t kLending = 1;  // Core::blockingSince while the monitor lends the core away
+// The Core::blockingSince stamp of a call entered at TSC `tsc`: bit 1 set, so never 0 (no call)
+// nor kLending, whatever the reading.
+constexpr uint64_t blockingStamp(uint64_t tsc) {
+    return tsc | 2;
+}
 // The owner's dispatching, repeated: when its core was lent away during a blocking call, waits for
 // it back and goes on. Returns when the runtime stops or (arbiter mode) the core is released.
 void dispatchOwnCore(Carrier* owner);
