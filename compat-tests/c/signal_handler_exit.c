@@ -147,6 +147,7 @@ static volatile int save_mask;
 static volatile sig_atomic_t armed;  // env is valid: the next handler jumps (then disarms)
 
 enum source { THREAD, PROCESS, TIMER };
+static volatile int source;  // this check's enum source, for messages
 
 static void on_jump_signal(int sig) {
     (void)sig;
@@ -187,8 +188,20 @@ static void* jumping_worker(void* arg) {
             sigaddset(&usr1, SIGUSR1);
             CHECK_RC(pthread_sigmask(SIG_UNBLOCK, &usr1, NULL), 0);
         }
-        if (k == W_COND) {  // siglongjmp ran cond_wait's cleanup: the mutex is ours again
-            CHECK_RC(pthread_mutex_trylock(&cond_mutex), EBUSY);
+        if (k == W_COND) {
+            // A jump out of the wait itself ran cond_wait's cleanup: the mutex is ours again. The
+            // wait was announced with the mutex held, so a jump before the announcement came
+            // before the wait (a timer's signal, or one sent last round and taken late): the mutex
+            // may then be ours or free. Either way, it is free after this.
+            const int held = pthread_mutex_trylock(&cond_mutex);
+            if (atomic_load(&announced) > r) {
+                CHECK(held == EBUSY,
+                      "round %d (source %d, sigsetjmp(env, %d)): the condvar's mutex was free "
+                      "after the jump out of pthread_cond_wait (trylock returned %d)",
+                      r, source, save_mask, held);
+            } else {
+                CHECK(held == EBUSY || held == 0, "trylock returned %d", held);
+            }
             CHECK_RC(pthread_mutex_unlock(&cond_mutex), 0);
         }
         atomic_store(&left_wait, r + 1);
@@ -206,6 +219,7 @@ static void check_siglongjmp(int save, enum source src) {
     sigemptyset(&sa.sa_mask);
     CHECK_SYS(sigaction(SIGUSR1, &sa, NULL));
     save_mask = save;
+    source = src;
     atomic_store(&announced, 0);
     atomic_store(&left_wait, 0);
     CHECK_RC(pthread_mutex_lock(&mutex), 0);
