@@ -6,8 +6,10 @@
 #   create_cpu_us   process CPU time per create over that loop (the children's start-up included)
 #   rss_kib/thread  (VmRSS with N idle threads - VmRSS before) / N
 # for the first round (every thread beyond any pool: stacks and TLS made) and for a second round
-# in the same process (the first round's threads gone: stacks and TLS reused). Prints the load
-# average: on a shared machine compare only numbers taken together.
+# in the same process (the first round's threads gone: stacks and TLS reused). Then the kernel's
+# floor under a fresh create, from page_floor.c (median over RUNS): the first touch of a stack's top
+# page (with its page-table page) and of a contiguous page (TCB, heap). Prints the load average: on
+# a shared machine compare only numbers taken together.
 #
 # Usage: bench/many-threads/compare.sh [--build DIR] [-n THREADS] [-r RUNS]
 #   --build DIR   the CMake build tree with bin/arbrun and lib/libarbrun.so (default <repo>/build)
@@ -29,12 +31,15 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
+[[ $threads =~ ^[1-9][0-9]*$ ]] || { echo "compare.sh: -n must be a positive number of threads" >&2; exit 2; }
+[[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "compare.sh: -r must be a positive number of runs" >&2; exit 2; }
 arbrun=$build/bin/arbrun
 [[ -x $arbrun ]] || { echo "compare.sh: $arbrun is missing (cmake --build $build --target arbrun arbrun_preload)" >&2; exit 1; }
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/arbrun-many-threads.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 cc -O2 -pthread -o "$tmp/many_threads" "$here/many_threads.c"
+cc -O2 -o "$tmp/page_floor" "$here/page_floor.c"
 
 # One process: round 1 alone, then rounds 1+2 (the printed figures are the last round's).
 run_mode() {  # mode rounds -> appends "key=value ..." lines to $tmp/<mode>-<rounds>
@@ -51,6 +56,7 @@ for ((i = 0; i < runs; ++i)); do
     run_mode "$mode" 1
     run_mode "$mode" 2
   done
+  "$tmp/page_floor" $((threads < 10000 ? threads : 10000)) >>"$tmp/floor"
 done
 echo "load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
 median() {  # file key
@@ -66,3 +72,7 @@ for mode in native arbrun; do
       "$(median "$f" create_cpu_us)" "$(median "$f" rss_kib_per_thread)"
   done
 done
+stack_top=$(median "$tmp/floor" stack_top_page_ns)
+page=$(median "$tmp/floor" page_ns)
+echo "kernel floor: a fresh stack-top page $stack_top ns, a fresh contiguous page $page ns" \
+  "(a fresh thread touches one of each: $(awk -v a="$stack_top" -v b="$page" 'BEGIN { printf "%.2f", (a + b) / 1000 }') us)"
