@@ -847,10 +847,19 @@ void signalThreadEnd() {
             gLeader.store(nullptr, std::memory_order_relaxed);
         }
     }
-    bool chosen = false;  // signals chosen for it go to another thread
+    // Signals chosen for it go to another thread. Each entry is read before the compare-exchange:
+    // a failed one still takes the line exclusively, and doing that for all 65 entries (nine
+    // lines every thread shares) at each thread exit was a third of a create+join under arbrun.
+    // A choice of this thread that races with the exit (the helper stores its pick after leaving
+    // gRegistryLock; pendProcess reads gLeader without it) may land after the read as after the
+    // exchange: either way the helper, which alerts until the signal is taken, chooses again
+    // among the threads still registered (distribute).
+    bool chosen = false;
     for (std::atomic<SignalThreadState*>& taker : gTaker) {
         SignalThreadState* expected = me;
-        chosen |= taker.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
+        if (taker.load(std::memory_order_acquire) == me) {
+            chosen |= taker.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
+        }
     }
     if (chosen) wakeHelper();
     if (me->queued.load()) {
