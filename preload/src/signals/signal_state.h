@@ -40,6 +40,10 @@ struct SignalThreadState {
     // leaves by siglongjmp or pthread_exit skips the kernel's sigreturn, so those restore the
     // real mask. Written and read only by the thread itself.
     uint32_t kernelHandlers;
+    // Set by whoever chooses this thread to take a process-directed signal (distribute,
+    // pendProcess), before it stores the choice in gTaker; read by the thread when it ends, which
+    // looks through gTaker for choices to undo only if it was ever chosen (signalThreadEnd).
+    std::atomic<uint32_t> chosenAsTaker;
     uintptr_t kernelHandlerSp;
     uint64_t kernelHandlerMask;
     // Non-zero while the thread is inside blockingCall() (a system call that may block in the

@@ -379,7 +379,9 @@ Outstanding distribute(int sig) {
     }
     gRegistryLock.unlock();
     if (!pick) return Outstanding::none;  // nobody takes it now: a mask change will
-    gTaker[sig].store(&shimStateOf(pick)->signals, std::memory_order_release);
+    SignalThreadState* taker = &shimStateOf(pick)->signals;
+    taker->chosenAsTaker.store(1, std::memory_order_seq_cst);
+    gTaker[sig].store(taker, std::memory_order_release);
     return alertThread(pick) ? Outstanding::running : Outstanding::waiting;
 }
 
@@ -499,7 +501,12 @@ void pendProcess(int sig, const siginfo_t* info) {
         if (ignoredNow(sig)) return;
     }
     SignalThreadState* leader = gLeader.load(std::memory_order_relaxed);
-    gTaker[sig].store(leader && wants(leader, sig) ? leader : nullptr, std::memory_order_release);
+    if (leader && wants(leader, sig)) {
+        leader->chosenAsTaker.store(1, std::memory_order_seq_cst);
+        gTaker[sig].store(leader, std::memory_order_release);
+    } else {
+        gTaker[sig].store(nullptr, std::memory_order_release);
+    }
     if (gInfoLock.tryLock()) {
         if (!(gProcessPending.load(std::memory_order_relaxed) & bit(sig))) gInfo[sig] = *info;
         gProcessPending.fetch_or(bit(sig), std::memory_order_seq_cst);
@@ -847,18 +854,22 @@ void signalThreadEnd() {
             gLeader.store(nullptr, std::memory_order_relaxed);
         }
     }
-    // Signals chosen for it go to another thread. Each entry is read before the compare-exchange:
-    // a failed one still takes the line exclusively, and doing that for all 65 entries (nine
-    // lines every thread shares) at each thread exit was a third of a create+join under arbrun.
-    // A choice of this thread that races with the exit (the helper stores its pick after leaving
-    // gRegistryLock; pendProcess reads gLeader without it) may land after the read as after the
-    // exchange: either way the helper, which alerts until the signal is taken, chooses again
-    // among the threads still registered (distribute).
+    // Signals chosen for it go to another thread. Only a thread that was ever chosen looks (most
+    // never are), and each entry is read before the compare-exchange: a failed one still takes
+    // the line exclusively, and doing that for all 65 entries (nine lines every thread shares) at
+    // each thread exit was a third of a create+join under arbrun. A choice of this thread that
+    // races with the exit (the helper stores its pick after leaving gRegistryLock; pendProcess
+    // reads gLeader without it) may land after the look, as it could after the exchanges before:
+    // the helper, which alerts until the signal is taken, then chooses again among the threads
+    // still registered (distribute).
     bool chosen = false;
-    for (std::atomic<SignalThreadState*>& taker : gTaker) {
-        SignalThreadState* expected = me;
-        if (taker.load(std::memory_order_acquire) == me) {
-            chosen |= taker.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
+    if (me->chosenAsTaker.load(std::memory_order_seq_cst)) {
+        for (std::atomic<SignalThreadState*>& taker : gTaker) {
+            SignalThreadState* expected = me;
+            if (taker.load(std::memory_order_acquire) == me) {
+                chosen |=
+                    taker.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
+            }
         }
     }
     if (chosen) wakeHelper();
