@@ -59,7 +59,7 @@ uint64_t toMask(const sigset_t* set) {
 }
 
 void fromMask(uint64_t m, sigset_t* set) {
-    sigemptyset(set);
+    std::memset(set, 0, sizeof *set);  // not sigemptyset: no call into libc (see setRealMask)
     std::memcpy(set, &m, sizeof m);
 }
 
@@ -157,21 +157,28 @@ void storeRange(CodeRange& to, Segment from) {
     to.end.store(from.end, std::memory_order_release);
 }
 
+// Sets the calling kernel thread's real mask to `mask` (old one to *old if given), never blocking
+// SIGCANCEL or SIGSETXID, as glibc's pthread_sigmask would. Through the raw system call: a signal
+// the kernel delivers on the way back then interrupts a pc inside this library (pcInLibrary) and is
+// handed out as usual, where from libc's pthread_sigmask the wrapper would see the program's code
+// and run the handler at once, nested in the middle of this library's bookkeeping.
+void setRealMask(uint64_t mask, uint64_t* old) {
+    mask &= ~(bit(kSigCancel) | bit(kSigSetxid));
+    rawSyscall(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&mask),
+               reinterpret_cast<long>(old), long(sizeof mask));
+}
+
 // Blocks every real signal on the calling kernel thread for a scope (critical sections that a
 // handler on the same thread would deadlock on).
 class RealSignalsBlocked {
   public:
-    RealSignalsBlocked() {
-        sigset_t all;
-        sigfillset(&all);
-        ARBRUN_REAL(pthread_sigmask)(SIG_SETMASK, &all, &saved_);
-    }
-    ~RealSignalsBlocked() { ARBRUN_REAL(pthread_sigmask)(SIG_SETMASK, &saved_, nullptr); }
+    RealSignalsBlocked() { setRealMask(~uint64_t{0}, &saved_); }
+    ~RealSignalsBlocked() { setRealMask(saved_, nullptr); }
     RealSignalsBlocked(const RealSignalsBlocked&) = delete;
     RealSignalsBlocked& operator=(const RealSignalsBlocked&) = delete;
 
   private:
-    sigset_t saved_;
+    uint64_t saved_ = 0;
 };
 
 bool isFault(int sig) {
@@ -334,9 +341,7 @@ void runInKernelContext(SignalThreadState* me, int sig, siginfo_t* info, void* c
 void restoreRealMaskIfLeft(SignalThreadState* me, uintptr_t targetSp) {
     if (!me || me->kernelHandlers == 0 || targetSp <= me->kernelHandlerSp) return;
     me->kernelHandlers = 0;
-    sigset_t mask;
-    fromMask(me->kernelHandlerMask, &mask);
-    ARBRUN_REAL(pthread_sigmask)(SIG_SETMASK, &mask, nullptr);
+    setRealMask(me->kernelHandlerMask, nullptr);
 }
 
 // Whether `t` would take `sig` now: it does not block it, or waits for it in sigwait.
@@ -609,8 +614,9 @@ bool takeSignal(SignalThreadState* me, int sig, siginfo_t* info) {
     info->si_signo = sig;
     if (me->pending.fetch_and(~bit(sig), std::memory_order_acq_rel) & bit(sig)) {
         info->si_code = SI_TKILL;
-        info->si_pid = getpid();
-        info->si_uid = getuid();
+        // Raw, for the reason setRealMask gives.
+        info->si_pid = pid_t(rawSyscall(SYS_getpid));
+        info->si_uid = uid_t(rawSyscall(SYS_getuid));
         if (me->queued.fetch_and(~bit(sig), std::memory_order_acq_rel) & bit(sig)) {
             std::lock_guard<SpinLock> lock(gQueueLock);
             for (Queued& q : gQueue) {

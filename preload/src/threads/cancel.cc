@@ -63,7 +63,8 @@ bool actionable(int word) {
 // interrupted inside this library (its locks may be held): the thread acts at its next
 // cancellation point or interruptible wait instead.
 void onCancelSignal(int, siginfo_t* info, void* context) {
-    if (info->si_pid != getpid()) return;
+    // Raw: a pc in libc's getpid would let a pending signal run its handler nested in here.
+    if (info->si_pid != pid_t(rawSyscall(SYS_getpid))) return;
     const bool retry = info->si_code == SI_QUEUE && info->si_value.sival_int == kAsyncCancelRetry;
     if (info->si_code != SI_TKILL && !retry) return;
     arbrt::embed::interruptTaken();  // before reading the state the senders published

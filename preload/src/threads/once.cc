@@ -10,11 +10,13 @@
 // (cancellation, pthread_exit, a C++ exception) the word goes back to 0 and the waiters are woken,
 // so one of them runs the routine again, as glibc's cleanup handler does.
 #include <pthread.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
 
 #include "arbrt/arbrt.h"
+#include "io/raw_syscall.h"
 #include "libc/shim.h"
 #include "signals/interrupt.h"
 
@@ -47,7 +49,8 @@ class RunGuard {
 
 // Slow path: claim the control word or wait for the thread that did.
 int runOrWait(std::atomic<int>& word, void (*init)()) {
-    const int mine = (int(getpid()) << 2) | kInProgress;
+    // Raw: a pc in libc's getpid would let a pending signal run its handler nested in here.
+    const int mine = (int(rawSyscall(SYS_getpid)) << 2) | kInProgress;
     for (;;) {
         int v = word.load(std::memory_order_acquire);
         if (v & kDone) return 0;
