@@ -8,7 +8,9 @@
 //   may deliver a process-directed signal to any of them; the wrapper then decides.
 // - Masks are virtual (SignalThreadState::blocked). The wrapper runs the program's handler right
 //   away on the interrupted user thread when that thread does not block the signal, was not
-//   interrupted inside this library or the context switch (pcInLibrary), and the signal is not a
+//   interrupted inside this library or the context switch (pcInLibrary: this library's own text,
+//   so where it sets masks or asks for ids on a user thread it uses raw system calls, not libc's,
+//   whose pc would count as the program's), and the signal is not a
 //   process-directed one the main thread wants; otherwise the signal becomes process-pending and
 //   one thread is chosen to take it (gTaker; only it takes it): the main thread if it wants it (as
 //   the kernel chooses), else a sigwait-er for it, else another user thread that does not block
