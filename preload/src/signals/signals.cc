@@ -28,6 +28,7 @@
 #include "libc/real_libc.h"
 #include "libc/shim.h"
 #include "signals/interrupt.h"
+#include "signals/interrupted_at.h"
 #include "signals/kernel_sigaction.h"
 #include "threads/cancel.h"
 #include "threads/thread_state.h"
@@ -159,9 +160,9 @@ void storeRange(CodeRange& to, Segment from) {
 
 // Sets the calling kernel thread's real mask to `mask` (old one to *old if given), never blocking
 // SIGCANCEL or SIGSETXID, as glibc's pthread_sigmask would. Through the raw system call: a signal
-// the kernel delivers on the way back then interrupts a pc inside this library (pcInLibrary) and is
-// handed out as usual, where from libc's pthread_sigmask the wrapper would see the program's code
-// and run the handler at once, nested in the middle of this library's bookkeeping.
+// the kernel delivers on the way back then counts as interrupting this library
+// (interruptedInLibrary) and is handed out as usual, where from libc's pthread_sigmask the wrapper
+// would see the program's code and run the handler at once, nested in this library's bookkeeping.
 void setRealMask(uint64_t mask, uint64_t* old) {
     mask &= ~(bit(kSigCancel) | bit(kSigSetxid));
     rawSyscall(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&mask),
@@ -527,13 +528,11 @@ void onSignal(int sig, siginfo_t* info, void* context) {
     if (sig == SIGSYS && arbrt::onSyscallDispatchSignal(info, context)) return;  // no errno use
     const int savedErrno = errno;
     SignalThreadState* me = selfSignals();
-    const auto* uc = static_cast<const ucontext_t*>(context);
-    const auto pc = uintptr_t(uc->uc_mcontext.gregs[REG_RIP]);
     const SignalThreadState* leader = gLeader.load(std::memory_order_relaxed);
     if (isFault(sig) && info->si_code > 0) {
         runDisposition(me, sig, info, context);  // synchronous: on the faulting thread, now
     } else if (me && !(me->blocked.load(std::memory_order_seq_cst) & bit(sig)) &&
-               !pcInLibrary(pc) &&
+               !interruptedInLibrary(context) &&
                (info->si_code == SI_TKILL || !leader || leader == me || !wants(leader, sig))) {
         // Here and now, unless it is process-directed and the main thread wants it (the helper
         // hands it to that thread then).
@@ -818,6 +817,15 @@ bool pcInLibrary(uintptr_t pc) {
         }
     }
     return false;
+}
+
+bool interruptedInLibrary(const void* ucontext) {
+    const auto* uc = static_cast<const ucontext_t*>(ucontext);
+    const auto entry = reinterpret_cast<uintptr_t>(
+        std::atomic_ref(arbrt::arbrtSyscallEntry).load(std::memory_order_relaxed));
+    return interruptedInLibraryAt(
+        uintptr_t(uc->uc_mcontext.gregs[REG_RIP]),
+        reinterpret_cast<const uintptr_t*>(uc->uc_mcontext.gregs[REG_RSP]), entry, pcInLibrary);
 }
 
 uint64_t currentSignalMask() {

@@ -8,9 +8,9 @@
 //   may deliver a process-directed signal to any of them; the wrapper then decides.
 // - Masks are virtual (SignalThreadState::blocked). The wrapper runs the program's handler right
 //   away on the interrupted user thread when that thread does not block the signal, was not
-//   interrupted inside this library or the context switch (pcInLibrary: this library's own text,
-//   so where it sets masks or asks for ids on a user thread it uses raw system calls, not libc's,
-//   whose pc would count as the program's), and the signal is not a
+//   interrupted inside this library or the context switch (interruptedInLibrary: its own text and
+//   its raw system calls; where it sets masks or asks for ids on a user thread it uses raw calls,
+//   not libc's, whose pc would count as the program's), and the signal is not a
 //   process-directed one the main thread wants; otherwise the signal becomes process-pending and
 //   one thread is chosen to take it (gTaker; only it takes it): the main thread if it wants it (as
 //   the kernel chooses), else a sigwait-er for it, else another user thread that does not block
@@ -89,5 +89,10 @@ void initCodeRanges();
 // Whether `pc` lies in this library's code or in the context-switch code it runs (Boost.Context),
 // where an asynchronous handler must not run.
 bool pcInLibrary(uintptr_t pc);
+// Whether the context a signal interrupted (a ucontext_t) was running this library: a pc in its
+// code, or in the `syscall; ret` in libc's text that its raw system calls go through
+// (arbrt/embed/raw_syscall.h) when called from its code. That sequence is libc's own getpid, so
+// the return address tells a raw call of this library's from the program's getpid().
+bool interruptedInLibrary(const void* ucontext);
 
 }  // namespace arbrun

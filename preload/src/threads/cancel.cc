@@ -70,8 +70,7 @@ void onCancelSignal(int, siginfo_t* info, void* context) {
     arbrt::embed::interruptTaken();  // before reading the state the senders published
     const bool preemption = arbrt::onPreemptSignal(context);  // the runtime's monitor sent it
     if (!onUserThread()) return;
-    const auto* uc = static_cast<const ucontext_t*>(context);
-    if (pcInLibrary(uintptr_t(uc->uc_mcontext.gregs[REG_RIP]))) return;
+    if (interruptedInLibrary(context)) return;
     if (asyncCancelActionable()) {
         // A retry goes through the resume hook, which acts on it, and only from a safe point
         // (refused elsewhere: the helper retries a millisecond later).
