@@ -14,33 +14,43 @@ bool inLibrary(uintptr_t pc) {
 }
 
 TEST(InterruptedInLibraryAt, PcInItsCode_CountsWithoutReadingTheStack) {
-    EXPECT_TRUE(arbrun::interruptedInLibraryAt(kLibraryLow + 0x40, nullptr, kEntry, inLibrary));
+    EXPECT_TRUE(
+        arbrun::interruptedInLibraryAt(kLibraryLow + 0x40, nullptr, kEntry, false, inLibrary));
 }
 
 TEST(InterruptedInLibraryAt, ProgramCode_DoesNotCount) {
     const uintptr_t top = kLibraryLow + 0x40;  // whatever the stack holds
-    EXPECT_FALSE(arbrun::interruptedInLibraryAt(kProgramPc, &top, kEntry, inLibrary));
+    EXPECT_FALSE(arbrun::interruptedInLibraryAt(kProgramPc, &top, kEntry, false, inLibrary));
 }
 
 TEST(InterruptedInLibraryAt, RawSyscallReturningIntoTheLibrary_Counts) {
     const uintptr_t top = kLibraryLow + 0x123;
-    EXPECT_TRUE(arbrun::interruptedInLibraryAt(kEntry + 2, &top, kEntry, inLibrary));  // on `ret`
-    EXPECT_TRUE(arbrun::interruptedInLibraryAt(kEntry, &top, kEntry, inLibrary));      // restarted
+    EXPECT_TRUE(
+        arbrun::interruptedInLibraryAt(kEntry + 2, &top, kEntry, false, inLibrary));  // on `ret`
+    EXPECT_TRUE(
+        arbrun::interruptedInLibraryAt(kEntry, &top, kEntry, false, inLibrary));  // restarted
 }
 
 TEST(InterruptedInLibraryAt, ProgramsOwnGetpidOnTheSameSequence_DoesNotCount) {
     const uintptr_t top = kProgramPc + 0x10;  // libc's getpid called by the program
-    EXPECT_FALSE(arbrun::interruptedInLibraryAt(kEntry + 2, &top, kEntry, inLibrary));
+    EXPECT_FALSE(arbrun::interruptedInLibraryAt(kEntry + 2, &top, kEntry, false, inLibrary));
+}
+
+TEST(InterruptedInLibraryAt, ProgramsRawCallPassedThrough_DoesNotCount) {
+    const uintptr_t top = kLibraryLow + 0x123;  // made by the library, for the program
+    EXPECT_FALSE(arbrun::interruptedInLibraryAt(kEntry + 2, &top, kEntry, true, inLibrary));
+    EXPECT_FALSE(arbrun::interruptedInLibraryAt(kEntry, &top, kEntry, true, inLibrary));
+    EXPECT_TRUE(arbrun::interruptedInLibraryAt(kLibraryLow, nullptr, kEntry, true, inLibrary));
 }
 
 TEST(InterruptedInLibraryAt, ElsewhereInLibc_DoesNotReadTheStack) {
-    EXPECT_FALSE(arbrun::interruptedInLibraryAt(kEntry + 3, nullptr, kEntry, inLibrary));
-    EXPECT_FALSE(arbrun::interruptedInLibraryAt(kEntry - 1, nullptr, kEntry, inLibrary));
+    EXPECT_FALSE(arbrun::interruptedInLibraryAt(kEntry + 3, nullptr, kEntry, false, inLibrary));
+    EXPECT_FALSE(arbrun::interruptedInLibraryAt(kEntry - 1, nullptr, kEntry, false, inLibrary));
 }
 
 TEST(InterruptedInLibraryAt, NoEntryYet_OnlyTheCodeRangesCount) {
-    EXPECT_FALSE(arbrun::interruptedInLibraryAt(0, nullptr, 0, inLibrary));
-    EXPECT_FALSE(arbrun::interruptedInLibraryAt(2, nullptr, 0, inLibrary));
+    EXPECT_FALSE(arbrun::interruptedInLibraryAt(0, nullptr, 0, false, inLibrary));
+    EXPECT_FALSE(arbrun::interruptedInLibraryAt(2, nullptr, 0, false, inLibrary));
 }
 
 }  // namespace

@@ -104,7 +104,11 @@ long sigactionCall(const long a[6]) {
 // Made as it is, as a blocking call (the trampoline runs only on user threads).
 long passThrough(long n, const long a[6]) {
     arbrt::BlockingCall blocking;
-    const long r = arbrt::rawSyscall(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+    long r;
+    {
+        const ProgramSyscall program;  // a signal landing on it is the program's, now
+        r = arbrt::rawSyscall(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+    }
     if (r >= 0 && changesMappings(n)) noteMappingsChanged();
     return r;
 }

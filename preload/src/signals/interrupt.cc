@@ -45,6 +45,12 @@ InterruptibleBlockingCall::~InterruptibleBlockingCall() {
     markBlockingCall(-1);
 }
 
+ProgramSyscall::ProgramSyscall() : outer_(markProgramSyscall(reinterpret_cast<uintptr_t>(this))) {}
+
+ProgramSyscall::~ProgramSyscall() {
+    markProgramSyscall(outer_);
+}
+
 void actOnAsynchronousEvents() {
     if (!onUserThread()) return;
     if (asyncCancelActionable()) actOnCancel();

@@ -13,6 +13,8 @@
 // siglongjmp).
 #pragma once
 
+#include <cstdint>
+
 namespace arbrun {
 
 // True when the calling user thread has a signal it should take now (pending and not masked) or an
@@ -43,6 +45,22 @@ class InterruptibleBlockingCall {
     ~InterruptibleBlockingCall();
     InterruptibleBlockingCall(const InterruptibleBlockingCall&) = delete;
     InterruptibleBlockingCall& operator=(const InterruptibleBlockingCall&) = delete;
+};
+
+// Marks the calling user thread, for its lifetime, as making one of the program's own system calls
+// as it is (a raw call passed through, raw_syscalls.cc): a signal that lands on that call is the
+// program's, and its handler runs at once, as natively, although this library makes the call
+// (interruptedInLibrary would otherwise defer it until the call returns, which for a call the
+// kernel restarts may be never).
+class ProgramSyscall {
+  public:
+    ProgramSyscall();
+    ~ProgramSyscall();
+    ProgramSyscall(const ProgramSyscall&) = delete;
+    ProgramSyscall& operator=(const ProgramSyscall&) = delete;
+
+  private:
+    uintptr_t outer_;  // the marker of a program call this one runs inside (from a handler), or 0
 };
 
 // For the SIGCANCEL handler (async-signal-safe) when the user thread running on this carrier has a

@@ -50,6 +50,13 @@ struct SignalThreadState {
     // kernel): a signal for it may then cut the call short (cutBlockingCallShort). Written by the
     // thread itself; read by the SIGCANCEL handler on its carrier while it runs there.
     uint32_t inBlockingCall;
+    // While the thread makes one of the program's own system calls for it, as it is
+    // (ProgramSyscall, interrupt.h): the marker's stack address, else 0. A signal that lands on
+    // that call is the program's, although the call goes through this library's raw-call entry
+    // (interruptedInLibrary); a long jump above the address leaves the call (prepareLongJump
+    // clears it). Written by the thread itself; read by the signal wrapper and the SIGCANCEL
+    // handler on its carrier.
+    uintptr_t programSyscallFrame;
 };
 static_assert(sizeof(SignalThreadState) <= 128, "keep the signal state within its share");
 

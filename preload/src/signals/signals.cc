@@ -823,9 +823,11 @@ bool interruptedInLibrary(const void* ucontext) {
     const auto* uc = static_cast<const ucontext_t*>(ucontext);
     const auto entry = reinterpret_cast<uintptr_t>(
         std::atomic_ref(arbrt::arbrtSyscallEntry).load(std::memory_order_relaxed));
+    const SignalThreadState* me = selfSignals();
     return interruptedInLibraryAt(
         uintptr_t(uc->uc_mcontext.gregs[REG_RIP]),
-        reinterpret_cast<const uintptr_t*>(uc->uc_mcontext.gregs[REG_RSP]), entry, pcInLibrary);
+        reinterpret_cast<const uintptr_t*>(uc->uc_mcontext.gregs[REG_RSP]), entry,
+        me && me->programSyscallFrame, pcInLibrary);
 }
 
 uint64_t currentSignalMask() {
@@ -910,6 +912,16 @@ void markBlockingCall(int delta) {
     }
 }
 
+uintptr_t markProgramSyscall(uintptr_t frame) {
+    SignalThreadState* me = selfSignals();
+    if (!me) return 0;
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // read by handlers on this thread
+    const uintptr_t outer = me->programSyscallFrame;
+    me->programSyscallFrame = frame;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    return outer;
+}
+
 void cutBlockingCallShort(void* ucontext) {
     SignalThreadState* me = selfSignals();
     if (!me || !me->inBlockingCall) return;
@@ -928,6 +940,9 @@ void prepareLongJump(const uint64_t* savedMask, uintptr_t targetSp) {
     SignalThreadState* me = selfSignals();
     if (!me) return;
     restoreRealMaskIfLeft(me, targetSp);
+    if (me->programSyscallFrame && targetSp > me->programSyscallFrame) {
+        me->programSyscallFrame = 0;  // the jump leaves the program's call (its marker with it)
+    }
     if (savedMask) me->blocked.store(*savedMask & ~kUnblockable, std::memory_order_seq_cst);
 }
 

@@ -83,16 +83,20 @@ void watchAsyncCancel();
 // Counts the calling user thread into (+1) or out of (-1) a blocking call
 // (InterruptibleBlockingCall).
 void markBlockingCall(int delta);
+// Sets the calling user thread's program-system-call marker (ProgramSyscall) to `frame` (0: none);
+// returns the one it replaces.
+uintptr_t markProgramSyscall(uintptr_t frame);
 
 // Start-up (before any handler that calls pcInLibrary is installed): finds the code ranges below.
 void initCodeRanges();
 // Whether `pc` lies in this library's code or in the context-switch code it runs (Boost.Context),
 // where an asynchronous handler must not run.
 bool pcInLibrary(uintptr_t pc);
-// Whether the context a signal interrupted (a ucontext_t) was running this library: a pc in its
-// code, or in the `syscall; ret` in libc's text that its raw system calls go through
-// (arbrt/embed/raw_syscall.h) when called from its code. That sequence is libc's own getpid, so
-// the return address tells a raw call of this library's from the program's getpid().
+// Whether the context a signal interrupted (a ucontext_t) on the calling thread was running this
+// library: a pc in its code, or in the `syscall; ret` in libc's text that its raw system calls go
+// through (arbrt/embed/raw_syscall.h) when called from its code, unless that call is the
+// program's own (ProgramSyscall). That sequence is libc's own getpid, so the return address tells
+// a raw call of this library's from the program's getpid().
 bool interruptedInLibrary(const void* ucontext);
 
 }  // namespace arbrun
