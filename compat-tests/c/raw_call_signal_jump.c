@@ -1,10 +1,11 @@
-// raw_call_signal_jump: a process-directed signal whose handler siglongjmps out of a blocking
-// system call the program issues with its own `syscall` instruction (an open of a FIFO that no
-// writer ever opens, which the kernel restarts under SA_RESTART). Main blocks SIGUSR1; the worker,
-// the only thread that takes it, blocks in the raw open 20 times, and main sends kill() until the
-// handler jumped out of each. Natively the handler runs in the middle of the call; under arbrun the
-// call passes through the preload library as it is, and the handler must still run there (were it
-// deferred until the call returns, the restarted open would never return).
+// raw_call_signal_jump: a signal whose handler siglongjmps out of a blocking system call the
+// program issues with its own `syscall` instruction (an open of a FIFO that no writer ever opens,
+// which the kernel restarts under SA_RESTART). Main blocks SIGUSR1; the worker, the only thread
+// that takes it, blocks in the raw open 20 times per source, and main sends the signal until the
+// handler jumped out of each: to the process (kill), then to the worker (pthread_kill). Natively
+// the handler runs in the middle of the call; under arbrun the call passes through the preload
+// library as it is, and the handler must still run there (were it deferred until the call
+// returns, the restarted open would never return).
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdatomic.h>
@@ -18,6 +19,7 @@
 #if defined(__x86_64__)
 
 #define ROUNDS 20
+#define SOURCES 2  // kill, then pthread_kill
 
 static char fifo_path[64];
 static sigjmp_buf env;
@@ -37,7 +39,7 @@ static void* worker(void* arg) {
     sigemptyset(&usr1);
     sigaddset(&usr1, SIGUSR1);
     CHECK_RC(pthread_sigmask(SIG_UNBLOCK, &usr1, NULL), 0);
-    for (int r = 0; r < ROUNDS; r++) {
+    for (int r = 0; r < ROUNDS * SOURCES; r++) {
         if (sigsetjmp(env, 1) == 0) {
             armed = 1;
             atomic_store(&announced, r + 1);
@@ -66,15 +68,20 @@ int main(void) {
     sigaddset(&usr1, SIGUSR1);
     CHECK_RC(pthread_sigmask(SIG_BLOCK, &usr1, &old), 0);  // the worker alone takes it
     const pthread_t t = compat_spawn(worker, NULL);
-    for (int r = 0; r < ROUNDS; r++) {
+    for (int r = 0; r < ROUNDS * SOURCES; r++) {
         compat_wait_at_least(&announced, r + 1, "worker in the raw open");
+        const int to_thread = r >= ROUNDS;
         const int64_t end = compat_now_ns(CLOCK_MONOTONIC) + COMPAT_LONG_MS * 1000000LL;
         while (atomic_load(&left_call) <= r) {  // a signal before the open also ends the round
-            CHECK_SYS(kill(getpid(), SIGUSR1));
+            if (to_thread) {
+                CHECK_RC(pthread_kill(t, SIGUSR1), 0);
+            } else {
+                CHECK_SYS(kill(getpid(), SIGUSR1));
+            }
             for (int i = 0; i < 64 && atomic_load(&left_call) <= r; i++) sched_yield();
             if (compat_now_ns(CLOCK_MONOTONIC) > end)
-                COMPAT_FAIL("round %d: the handler did not jump out of the raw open in %d ms", r,
-                            COMPAT_LONG_MS);
+                COMPAT_FAIL("round %d (%s): the handler did not jump out of the raw open in %d ms",
+                            r, to_thread ? "pthread_kill" : "kill", COMPAT_LONG_MS);
         }
     }
     compat_join(t);

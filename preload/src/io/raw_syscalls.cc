@@ -44,6 +44,7 @@
 #include "process/credentials.h"
 #include "signals/interrupt.h"
 #include "signals/kernel_sigaction.h"
+#include "signals/signals.h"
 #include "sync/futex.h"
 #include "sync/robust_list.h"
 #include "sync/shared_memory.h"
@@ -101,13 +102,25 @@ long sigactionCall(const long a[6]) {
     return 0;
 }
 
-// Made as it is, as a blocking call (the trampoline runs only on user threads).
+// Made as it is, as a blocking call (the trampoline runs only on user threads). A signal sent to
+// this thread (pthread_kill) reaches it through SIGCANCEL, whose own SA_RESTART would restart the
+// call without its handler: the call is marked interruptible, so that restart becomes EINTR
+// (cutBlockingCallShort); the handlers then run here, and the call is made again when every one
+// had SA_RESTART, as the kernel would have done.
 long passThrough(long n, const long a[6]) {
     arbrt::BlockingCall blocking;
     long r;
-    {
-        const ProgramSyscall program;  // a signal landing on it is the program's, now
-        r = arbrt::rawSyscall(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+    for (;;) {
+        {
+            const ProgramSyscall program;  // a signal landing on it is the program's, now
+            const InterruptibleBlockingCall interruptible;
+            r = arbrt::rawSyscall(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+        }
+        if (r != -EINTR || !takeBlockingCallCut()) break;
+        // Signals only: a raw call is no cancellation point. None left: another thread took it.
+        bool restartable = true;
+        if (signalInterruptPending() && deliverPendingSignals(&restartable) > 0 && !restartable)
+            break;  // a handler without SA_RESTART: EINTR, as natively
     }
     if (r >= 0 && changesMappings(n)) noteMappingsChanged();
     return r;

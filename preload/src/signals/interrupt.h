@@ -68,6 +68,11 @@ class ProgramSyscall {
 // call (the interrupted instruction is the `syscall` again), makes it return EINTR instead.
 void cutBlockingCallShort(void* ucontext);
 
+// After an InterruptibleBlockingCall whose call returned EINTR: true when that EINTR was
+// cutBlockingCallShort's (the kernel had restarted the call; it goes on after handlers that all
+// had SA_RESTART, as natively), false when the kernel itself ended the call. Clears the record.
+bool takeBlockingCallCut();
+
 // At the end of a system call made through syscall() (whose result, and errno, the caller sees
 // next): pending signals run their handlers, as the kernel delivers them on its way back to user
 // space. Keeps errno as the call left it.

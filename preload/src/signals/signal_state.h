@@ -50,6 +50,10 @@ struct SignalThreadState {
     // kernel): a signal for it may then cut the call short (cutBlockingCallShort). Written by the
     // thread itself; read by the SIGCANCEL handler on its carrier while it runs there.
     uint32_t inBlockingCall;
+    // Set by cutBlockingCallShort when it turned the kernel's restart of such a call into EINTR
+    // (the call would have gone on natively once the handlers ran); cleared by whoever reads it
+    // (takeBlockingCallCut). Same writers and readers as inBlockingCall.
+    uint32_t blockingCallCut;
     // While the thread makes one of the program's own system calls for it, as it is
     // (ProgramSyscall, interrupt.h): the marker's stack address, else 0. A signal that lands on
     // that call is the program's, although the call goes through this library's raw-call entry

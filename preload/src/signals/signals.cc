@@ -934,6 +934,14 @@ void cutBlockingCallShort(void* ucontext) {
     if (insn != 0x050f || r[REG_RAX] < 0 || r[REG_RAX] > 1024) return;
     r[REG_RAX] = -EINTR;
     r[REG_RIP] += 2;
+    me->blockingCallCut = 1;
+}
+
+bool takeBlockingCallCut() {
+    SignalThreadState* me = selfSignals();
+    if (!me || !me->blockingCallCut) return false;
+    me->blockingCallCut = 0;
+    return true;
 }
 
 void prepareLongJump(const uint64_t* savedMask, uintptr_t targetSp) {
@@ -941,7 +949,11 @@ void prepareLongJump(const uint64_t* savedMask, uintptr_t targetSp) {
     if (!me) return;
     restoreRealMaskIfLeft(me, targetSp);
     if (me->programSyscallFrame && targetSp > me->programSyscallFrame) {
-        me->programSyscallFrame = 0;  // the jump leaves the program's call (its marker with it)
+        // The jump leaves the program's call, and its markers with it (their destructors never
+        // run): the call's interruptible mark too (passThrough).
+        me->programSyscallFrame = 0;
+        me->inBlockingCall = 0;
+        me->blockingCallCut = 0;
     }
     if (savedMask) me->blocked.store(*savedMask & ~kUnblockable, std::memory_order_seq_cst);
 }
