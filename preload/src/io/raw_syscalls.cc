@@ -16,7 +16,9 @@
 //   (io_uring.h);
 // - anything else: made as it is, bracketed as a blocking call (the monitor lends the core to a
 //   spare carrier if it lasts while others wait), and mmap-like calls refresh the shared-mapping
-//   table futex.cc consults.
+//   table futex.cc consults. A signal for the thread interrupts it as natively: one that lands on
+//   the call runs its handler there (ProgramSyscall), one sent to the thread cuts a restarted call
+//   short and runs its handler before the call is made again (passThrough).
 // The result is the kernel's convention (-errno on failure) and errno is left as the program had
 // it, as with the instruction itself. Not emulated: a raw call is no cancellation point natively,
 // while the wrappers used here act on a pending deferred cancellation as the libc ones do.
