@@ -51,8 +51,9 @@ struct SignalThreadState {
     // thread itself; read by the SIGCANCEL handler on its carrier while it runs there.
     uint32_t inBlockingCall;
     // Set by cutBlockingCallShort when it turned the kernel's restart of such a call into EINTR
-    // (the call would have gone on natively once the handlers ran); cleared by whoever reads it
-    // (takeBlockingCallCut). Same writers and readers as inBlockingCall.
+    // (the call would have gone on natively once the handlers ran); cleared when such a call
+    // begins (markBlockingCall) and by whoever reads it (takeBlockingCallCut). Same writers and
+    // readers as inBlockingCall.
     uint32_t blockingCallCut;
     // While the thread makes one of the program's own system calls for it, as it is
     // (ProgramSyscall, interrupt.h): the marker's stack address, else 0. A signal that lands on

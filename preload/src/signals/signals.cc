@@ -907,6 +907,9 @@ void markBlockingCall(int delta) {
     if (SignalThreadState* me = selfSignals()) {
         // Compiler barrier: the handler that reads it runs on this kernel thread.
         std::atomic_signal_fence(std::memory_order_seq_cst);
+        // A new call starts unrecorded: blockingCall (io_wait.h) never takes the record, so a cut
+        // of its call would otherwise be read as one of the next passThrough's.
+        if (delta > 0) me->blockingCallCut = 0;
         me->inBlockingCall += delta;
         std::atomic_signal_fence(std::memory_order_seq_cst);
     }
