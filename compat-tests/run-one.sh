@@ -4,13 +4,15 @@
 # exit status 0, a stdout line exactly `ok NAME`, and no stdout line starting with `FAIL`. Exit
 # status 77 (a program that cannot run here, e.g. needs root) is passed through: ctest's
 # SKIP_RETURN_CODE then reports it as skipped.
-# Everything the program printed is shown again so that ctest's log keeps it.
+# Everything the program printed is shown again so that ctest's log keeps it. The program gets a
+# scratch TMPDIR of its own, removed when it ends (also after a crash or a failed check).
 set -u
 name=$1
 shift
 out=$(mktemp "${TMPDIR:-/tmp}/compat-out.XXXXXX") || exit 1
-trap 'rm -f "$out"' EXIT
-"$@" >"$out"
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/compat-tmp.XXXXXX") || { rm -f "$out"; exit 1; }
+trap 'rm -f "$out"; rm -rf "$scratch"' EXIT
+TMPDIR=$scratch "$@" >"$out"
 rc=$?
 cat "$out"
 if [ "$rc" -eq 77 ]; then

@@ -10,6 +10,7 @@
 // at each meeting point, so under `--cores 1` the first waits for a time slice, and more would
 // wait for several.
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdatomic.h>
 #include <sys/file.h>
@@ -101,7 +102,8 @@ static int child_main(const char* path) {
 int main(int argc, char** argv) {
     if (argc == 3 && strcmp(argv[1], "child") == 0) return child_main(argv[2]);
     compat_start("first_calls_race");
-    char path[] = "/tmp/first_calls_race.XXXXXX";
+    char path[PATH_MAX];
+    compat_temp_template(path, sizeof path, "first_calls_race");
     const int fd = mkstemp(path);
     CHECK(fd >= 0, "mkstemp: %s", strerror(errno));
     const int wrote = (int)write(fd, "x", 1);

@@ -7,6 +7,7 @@
 // library as it is, and the handler must still run there (were it deferred until the call
 // returns, the restarted open would never return).
 #include <fcntl.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdatomic.h>
 #include <sys/stat.h>
@@ -21,7 +22,7 @@
 #define ROUNDS 20
 #define SOURCES 2  // kill, then pthread_kill
 
-static char fifo_path[64];
+static char fifo_path[PATH_MAX];
 static sigjmp_buf env;
 static volatile sig_atomic_t armed;  // env is valid: the next handler jumps (then disarms)
 static atomic_int announced, left_call;
@@ -53,7 +54,8 @@ static void* worker(void* arg) {
 
 int main(void) {
     compat_start("raw_call_signal_jump");
-    char dir[] = "/tmp/arbrun-raw-jump.XXXXXX";
+    char dir[PATH_MAX - 8];
+    compat_temp_template(dir, sizeof dir, "arbrun-raw-jump");
     CHECK(mkdtemp(dir) != NULL, "mkdtemp: %s", strerror(errno));
     snprintf(fifo_path, sizeof fifo_path, "%s/fifo", dir);
     CHECK_SYS(mkfifo(fifo_path, 0600));

@@ -158,6 +158,15 @@ static inline uint64_t compat_rand(uint64_t* state) {
     return x * 2685821657736338717ULL;
 }
 
+// `out` = "$TMPDIR/<name>.XXXXXX" (/tmp without TMPDIR), a template for mkstemp/mkdtemp. run-one.sh
+// gives every run a scratch TMPDIR that it removes when the program ends, however it ends: what a
+// test that crashed or failed a check had left there goes too.
+static inline void compat_temp_template(char* out, size_t size, const char* name) {
+    const char* dir = getenv("TMPDIR");
+    const int n = snprintf(out, size, "%s/%s.XXXXXX", dir && *dir ? dir : "/tmp", name);
+    if (n < 0 || (size_t)n >= size) COMPAT_FAIL("temporary path for %s: TMPDIR too long", name);
+}
+
 // pthread_create that fails the test on error.
 static inline pthread_t compat_spawn(void* (*fn)(void*), void* arg) {
     pthread_t t;

@@ -40,7 +40,6 @@
 #include <cstring>
 
 #include "arbrt/embed/raw_syscall.h"
-#include "arbrt/io.h"
 #include "io/io_uring.h"
 #include "io/raw_syscalls.h"
 #include "process/credentials.h"
@@ -107,15 +106,14 @@ long sigactionCall(const long a[6]) {
 // Made as it is, as a blocking call (the trampoline runs only on user threads). A signal sent to
 // this thread (pthread_kill) reaches it through SIGCANCEL, whose own SA_RESTART would restart the
 // call without its handler: the call is marked interruptible, so that restart becomes EINTR
-// (cutBlockingCallShort); the handlers then run here, and the call is made again when every one
-// had SA_RESTART, as the kernel would have done.
+// (cutBlockingCallShort); the handlers then run here, outside the call's blocking-call bracket
+// (they may jump out), and the call is made again when every one had SA_RESTART, as the kernel
+// would have done.
 long passThrough(long n, const long a[6]) {
-    arbrt::BlockingCall blocking;
     long r;
     for (;;) {
         {
-            const ProgramSyscall program;  // a signal landing on it is the program's, now
-            const InterruptibleBlockingCall interruptible;
+            const ProgramSyscall program;  // bracketed, interruptible, and the program's own
             r = arbrt::rawSyscall(n, a[0], a[1], a[2], a[3], a[4], a[5]);
         }
         if (r != -EINTR || !takeBlockingCallCut()) break;

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 
+#include "arbrt/io.h"
 #include "libc/shim.h"
 #include "signals/signals.h"
 #include "threads/cancel.h"
@@ -45,10 +46,17 @@ InterruptibleBlockingCall::~InterruptibleBlockingCall() {
     markBlockingCall(-1);
 }
 
-ProgramSyscall::ProgramSyscall() : outer_(markProgramSyscall(reinterpret_cast<uintptr_t>(this))) {}
+// The order matters for a signal landing between the steps: the bracket opens first and closes
+// last, so the frame a handler may jump out of always holds the bracket's token.
+ProgramSyscall::ProgramSyscall() : frame_{nullptr, arbrt::enterBlockingCall()} {
+    markBlockingCall(+1);
+    frame_.outer = markProgramSyscall(&frame_);
+}
 
 ProgramSyscall::~ProgramSyscall() {
-    markProgramSyscall(outer_);
+    markProgramSyscall(frame_.outer);
+    markBlockingCall(-1);
+    arbrt::exitBlockingCall(frame_.bracketToken);
 }
 
 void actOnAsynchronousEvents() {

@@ -47,11 +47,22 @@ class InterruptibleBlockingCall {
     InterruptibleBlockingCall& operator=(const InterruptibleBlockingCall&) = delete;
 };
 
+// One of the program's own system calls this library makes for it (ProgramSyscall), as it lies on
+// the thread's stack while the call runs: what a long jump out of the call must undo, since the
+// marker's destructor then never runs (prepareLongJump, signals.h).
+struct ProgramSyscallFrame {
+    ProgramSyscallFrame* outer;  // the program call this one runs inside (from a handler), or null
+    uint64_t bracketToken;  // its blocking-call bracket (arbrt/io.h); 0: an outer one covers it
+};
+
 // Marks the calling user thread, for its lifetime, as making one of the program's own system calls
-// as it is (a raw call passed through, raw_syscalls.cc): a signal that lands on that call is the
-// program's, and its handler runs at once, as natively, although this library makes the call
-// (interruptedInLibrary would otherwise defer it until the call returns, which for a call the
-// kernel restarts may be never).
+// as it is (a raw call passed through, raw_syscalls.cc). The call is bracketed as a blocking call
+// (arbrt/io.h: its core may be lent meanwhile) and interruptible (as InterruptibleBlockingCall),
+// and a signal that lands on it is the program's: its handler runs at once, as natively, although
+// this library makes the call (interruptedInLibrary would otherwise defer it until the call
+// returns, which for a call the kernel restarts may be never). Such a handler may leave by a long
+// jump; the jump then ends all three (prepareLongJump), or the core would keep the bracket's stamp
+// while the thread runs on, and the monitor would lend away a core its carrier still runs.
 class ProgramSyscall {
   public:
     ProgramSyscall();
@@ -60,7 +71,7 @@ class ProgramSyscall {
     ProgramSyscall& operator=(const ProgramSyscall&) = delete;
 
   private:
-    uintptr_t outer_;  // the marker of a program call this one runs inside (from a handler), or 0
+    ProgramSyscallFrame frame_;
 };
 
 // For the SIGCANCEL handler (async-signal-safe) when the user thread running on this carrier has a

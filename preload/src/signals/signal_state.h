@@ -12,6 +12,8 @@
 
 namespace arbrun {
 
+struct ProgramSyscallFrame;  // interrupt.h
+
 struct SignalThreadState {
     // The thread's virtual signal mask. Written only by the thread itself (pthread_sigmask,
     // sigsuspend, handler entry/exit); read by anyone choosing a thread for a signal (seq_cst
@@ -56,12 +58,12 @@ struct SignalThreadState {
     // readers as inBlockingCall.
     uint32_t blockingCallCut;
     // While the thread makes one of the program's own system calls for it, as it is
-    // (ProgramSyscall, interrupt.h): the marker's stack address, else 0. A signal that lands on
+    // (ProgramSyscall, interrupt.h): the innermost call's frame, else null. A signal that lands on
     // that call is the program's, although the call goes through this library's raw-call entry
-    // (interruptedInLibrary); a long jump above the address leaves the call (prepareLongJump
-    // clears it). Written by the thread itself; read by the signal wrapper and the SIGCANCEL
-    // handler on its carrier.
-    uintptr_t programSyscallFrame;
+    // (interruptedInLibrary); a long jump above a frame leaves its call (prepareLongJump unlinks
+    // it). Written by the thread itself; read by the signal wrapper and the SIGCANCEL handler on
+    // its carrier.
+    ProgramSyscallFrame* programSyscallFrame;
 };
 static_assert(sizeof(SignalThreadState) <= 128, "keep the signal state within its share");
 

@@ -23,6 +23,7 @@
 #include <new>
 
 #include "arbrt/arbrt.h"
+#include "arbrt/io.h"
 #include "arbrt/sync.h"
 #include "io/raw_syscall.h"
 #include "libc/real_libc.h"
@@ -827,7 +828,7 @@ bool interruptedInLibrary(const void* ucontext) {
     return interruptedInLibraryAt(
         uintptr_t(uc->uc_mcontext.gregs[REG_RIP]),
         reinterpret_cast<const uintptr_t*>(uc->uc_mcontext.gregs[REG_RSP]), entry,
-        me && me->programSyscallFrame, pcInLibrary);
+        me && me->programSyscallFrame != nullptr, pcInLibrary);
 }
 
 uint64_t currentSignalMask() {
@@ -915,11 +916,11 @@ void markBlockingCall(int delta) {
     }
 }
 
-uintptr_t markProgramSyscall(uintptr_t frame) {
+ProgramSyscallFrame* markProgramSyscall(ProgramSyscallFrame* frame) {
     SignalThreadState* me = selfSignals();
-    if (!me) return 0;
+    if (!me) return nullptr;
     std::atomic_signal_fence(std::memory_order_seq_cst);  // read by handlers on this thread
-    const uintptr_t outer = me->programSyscallFrame;
+    ProgramSyscallFrame* outer = me->programSyscallFrame;
     me->programSyscallFrame = frame;
     std::atomic_signal_fence(std::memory_order_seq_cst);
     return outer;
@@ -951,14 +952,21 @@ void prepareLongJump(const uint64_t* savedMask, uintptr_t targetSp) {
     SignalThreadState* me = selfSignals();
     if (!me) return;
     restoreRealMaskIfLeft(me, targetSp);
-    if (me->programSyscallFrame && targetSp > me->programSyscallFrame) {
-        // The jump leaves the program's call, and its markers with it (their destructors never
-        // run): the call's interruptible mark too (passThrough).
-        me->programSyscallFrame = 0;
-        me->inBlockingCall = 0;
+    // Each program call the jump leaves (its frame lies below the target) takes its markers with
+    // it, as their destructors never run: its interruptible mark, and the blocking-call bracket
+    // of the outermost one that opened it (nested calls run from handlers inside it hold 0).
+    uint64_t bracketLeft = 0;
+    for (ProgramSyscallFrame* f = me->programSyscallFrame;
+         f && targetSp > reinterpret_cast<uintptr_t>(f); f = f->outer) {
+        me->programSyscallFrame = f->outer;
+        if (me->inBlockingCall) --me->inBlockingCall;
         me->blockingCallCut = 0;
+        if (f->bracketToken) bracketLeft = f->bracketToken;
     }
     if (savedMask) me->blocked.store(*savedMask & ~kUnblockable, std::memory_order_seq_cst);
+    // Last: closing the bracket may move this thread to another carrier (its core was lent while
+    // the call blocked), which needs the carrier's real mask restored first.
+    arbrt::exitBlockingCall(bracketLeft);
 }
 
 void resetSignalsAfterFork() {

@@ -37,6 +37,8 @@
 
 namespace arbrun {
 
+struct ProgramSyscallFrame;  // interrupt.h
+
 // The calling thread's virtual mask (a kernel thread's real one), for inheritance at creation.
 uint64_t currentSignalMask();
 // Called on a new pthread user thread before its start routine (mask inherited from its creator)
@@ -62,8 +64,10 @@ void (*libcSignalRestorer())();
 
 // For siglongjmp on a user thread (setjmp.cc), before it jumps to a frame whose stack pointer is
 // `targetSp`: the virtual mask becomes *savedMask when the jump buffer saved one (null: unchanged,
-// as natively), and a jump out of handlers running in kernel context restores the carrier's real
-// mask (the kernel's sigreturn, which would have, never runs).
+// as natively), a jump out of handlers running in kernel context restores the carrier's real mask
+// (the kernel's sigreturn, which would have, never runs), and a jump out of program system calls
+// (ProgramSyscall) ends what their markers began, their blocking-call bracket last: if the core
+// was lent meanwhile, the thread goes on from here on another carrier.
 void prepareLongJump(const uint64_t* savedMask, uintptr_t targetSp);
 
 // In a fork child, on the forking thread (fork.cc), before the child's runtime exists: resets what
@@ -83,9 +87,9 @@ void watchAsyncCancel();
 // Counts the calling user thread into (+1) or out of (-1) a blocking call
 // (InterruptibleBlockingCall).
 void markBlockingCall(int delta);
-// Sets the calling user thread's program-system-call marker (ProgramSyscall) to `frame` (0: none);
-// returns the one it replaces.
-uintptr_t markProgramSyscall(uintptr_t frame);
+// Sets the calling user thread's innermost program system call (ProgramSyscall) to `frame` (null:
+// none); returns the one it replaces.
+ProgramSyscallFrame* markProgramSyscall(ProgramSyscallFrame* frame);
 
 // Start-up (before any handler that calls pcInLibrary is installed): finds the code ranges below.
 void initCodeRanges();
