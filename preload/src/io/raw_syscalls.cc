@@ -7,6 +7,9 @@
 // - read/write and their vector, positional and socket forms, accept, connect, poll, ppoll,
 //   select, epoll_wait, epoll_pwait, nanosleep, clock_nanosleep, wait4, sched_yield: the
 //   interposed wrappers (readiness waits, timers, yields at user level);
+// - set_robust_list, get_robust_list, set_tid_address, prctl(PR_GET_TID_ADDRESS): registrations
+//   the kernel keeps per kernel thread, kept per user thread instead (robust_list.h,
+//   tid_address.h);
 // - rt_sigprocmask, rt_sigaction: the virtual per-user-thread masks and dispositions
 //   (signals.cc), as the libc wrappers would; a raw call must not change a carrier's real mask;
 // - exit (of one thread): pthread_exit, which ends the user thread, not its carrier;
@@ -49,6 +52,7 @@
 #include "sync/futex.h"
 #include "sync/robust_list.h"
 #include "sync/shared_memory.h"
+#include "threads/tid_address.h"
 
 namespace arbrun {
 namespace {
@@ -205,6 +209,10 @@ long route(long n, const long a[6]) {
             const long r = userRobustListCall(n, a);
             return r == kNotHandled ? passThrough(n, a) : r;
         }
+        case SYS_set_tid_address:
+        case SYS_prctl:
+            if (const long r = userTidAddressCall(n, a); r != kNotHandled) return r;
+            [[fallthrough]];
         default: {
             long r;
             if (credentialCall(n, a, &r)) return r;  // credential state (credentials.h)

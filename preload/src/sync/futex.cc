@@ -37,6 +37,7 @@
 #include "sync/futex.h"
 #include "sync/robust_list.h"
 #include "sync/shared_memory.h"
+#include "threads/tid_address.h"
 
 namespace arbrun {
 namespace {
@@ -210,8 +211,11 @@ ARBRUN_EXPORT long syscall(long number, ...) {
         arbrun::takeSignalsAfterCall();
         return result;
     }
-    if (number == SYS_set_robust_list || number == SYS_get_robust_list) {
-        result = arbrun::userRobustListCall(number, a);
+    if (number == SYS_set_robust_list || number == SYS_get_robust_list ||
+        number == SYS_set_tid_address || number == SYS_prctl) {
+        result = number == SYS_set_tid_address || number == SYS_prctl
+                     ? arbrun::userTidAddressCall(number, a)
+                     : arbrun::userRobustListCall(number, a);
         if (result != arbrun::kNotHandled) {
             if (result >= 0) return result;
             errno = int(-result);

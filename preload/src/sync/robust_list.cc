@@ -7,13 +7,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "libc/pthread_fields.h"
 #include "threads/thread_state.h"
 
 namespace arbrun {
 namespace {
-
-// glibc 2.36 x86-64: struct pthread's robust_head (runtime/src/tls/glibc_layout.h, checked there).
-constexpr size_t kTcbRobustHead = 736;
 
 long setList(RobustListState& state, long head, long length) {
     if (size_t(length) != sizeof(robust_list_head)) return -EINVAL;  // the kernel's only check
@@ -27,7 +25,8 @@ long getList(const RobustListState& state, long pid, long headOut, long lengthOu
     void* head = state.head;
     size_t length = state.length;
     if (!head) {
-        head = reinterpret_cast<char*>(pthread_self()) + kTcbRobustHead;
+        head = &pthread_field::at<char>(reinterpret_cast<void*>(pthread_self()),
+                                        pthread_field::kRobustHead);
         length = sizeof(robust_list_head);
     }
     // The kernel's put_user: EFAULT for a bad pointer would need a probe; programs pass their own

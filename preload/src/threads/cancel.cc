@@ -14,6 +14,7 @@
 #include "arbrt/arbrt.h"
 #include "arbrt/embed/threads.h"
 #include "io/raw_syscall.h"
+#include "libc/pthread_fields.h"
 #include "libc/real_libc.h"
 #include "libc/shim.h"
 #include "libc/unwinder.h"
@@ -24,9 +25,8 @@
 namespace arbrun {
 namespace {
 
-// struct pthread's cancelhandling (glibc 2.36 x86-64; pthread_testcancel reads it at 0x308) and
-// its bits: state disabled, type asynchronous, canceling, canceled, exiting, terminated.
-constexpr size_t kCancelHandling = 776;
+// The bits of struct pthread's cancelhandling (pthread_fields.h): state disabled, type
+// asynchronous, canceling, canceled, exiting, terminated.
 // The value a retried asynchronous cancellation's SIGCANCEL carries (SI_QUEUE), which the handler
 // acts on only at a safe point (retryAsyncCancel).
 constexpr int kAsyncCancelRetry = 0x61726263;
@@ -34,7 +34,7 @@ constexpr int kDisabled = 1, kAsync = 2, kCanceling = 4, kCanceled = 8, kExiting
               kTerminated = 0x20;
 
 std::atomic<int>& cancelWord(void* tcb) {
-    return *reinterpret_cast<std::atomic<int>*>(static_cast<char*>(tcb) + kCancelHandling);
+    return pthread_field::at<std::atomic<int>>(tcb, pthread_field::kCancelHandling);
 }
 
 void* selfTcb() {

@@ -11,6 +11,7 @@
 #include "threads/classes.h"
 #include "threads/identity_state.h"
 #include "threads/schedule_state.h"
+#include "threads/tid_address.h"
 
 namespace arbrun {
 
@@ -21,6 +22,7 @@ struct ShimThreadState {
     ScheduleState schedule;        // scheduling policy and priority (schedule_state.h)
     SignalThreadState signals;     // masks, pending signals, sigaltstack (signal_state.h)
     RobustListState robustList;    // set_robust_list registration (robust_list.h)
+    TidAddressState tidAddress;    // set_tid_address registration (tid_address.h)
 };
 static_assert(sizeof(ShimThreadState) <= arbrt::kThreadExtensionBytes,
               "the per-thread shim state must fit the runtime's extension storage");

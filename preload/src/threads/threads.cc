@@ -14,6 +14,7 @@
 #include "arbrt/arbrt.h"
 #include "arbrt/embed/resume_point.h"
 #include "arbrt/embed/threads.h"
+#include "libc/pthread_fields.h"
 #include "libc/real_libc.h"
 #include "libc/shim.h"
 #include "libc/stdio_locks.h"
@@ -24,16 +25,19 @@
 #include "threads/identity.h"
 #include "threads/keys.h"
 #include "threads/schedule.h"
+#include "threads/tid_address.h"
 
 namespace arbrun {
 namespace {
 
-// struct pthread fields (glibc 2.36 x86-64; the runtime verified the layout at start-up).
-constexpr size_t kCleanupJmpBuf = 768, kCancelHandling = 776, kCleanup = 760, kResult = 1576;
+using pthread_field::kCancelHandling;
+using pthread_field::kCleanup;
+using pthread_field::kCleanupJmpBuf;
+using pthread_field::kResult;
 
 template <typename T>
 T& tcbField(void* tcb, size_t offset) {
-    return *reinterpret_cast<T*>(static_cast<char*>(tcb) + offset);
+    return pthread_field::at<T>(tcb, offset);
 }
 
 struct StartInfo {
@@ -63,6 +67,7 @@ void* pthreadTrampoline(void* raw) {
     runKeyDestructors();
     tcbField<void*>(tcb, kCleanupJmpBuf) = nullptr;
     signalThreadEnd();
+    clearChildTidAtExit();
     return result;
 }
 
