@@ -26,6 +26,7 @@
 #include "libc/real_libc.h"
 #include "libc/shim.h"
 #include "signals/interrupt.h"
+#include "signals/signalfd.h"
 
 namespace arbrun {
 namespace {
@@ -203,6 +204,8 @@ using namespace arbrun;
 ARBRUN_EXPORT ssize_t read(int fd, void* buf, size_t count) {
     ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(read)(fd, buf, count);
+    if (isEmulatedSignalfd(fd)) [[unlikely]]
+        return readSignalfd(fd, buf, count);
     return readMaybeSocket(
         fd, count > 0, [&](int f) { return ARBRUN_REAL(recv)(fd, buf, count, f); },
         [&] { return ARBRUN_REAL(read)(fd, buf, count); });
@@ -211,6 +214,8 @@ ARBRUN_EXPORT ssize_t read(int fd, void* buf, size_t count) {
 ARBRUN_EXPORT ssize_t readv(int fd, const iovec* iov, int iovcnt) {
     ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(readv)(fd, iov, iovcnt);
+    if (isEmulatedSignalfd(fd) && iovcnt >= 1 && iov) [[unlikely]]
+        return readvSignalfd(fd, iov, iovcnt);
     // recvmsg refuses more than IOV_MAX buffers with EMSGSIZE where readv says EINVAL: such calls,
     // and empty ones, take the plain path.
     size_t total = 0;
@@ -301,20 +306,28 @@ ARBRUN_EXPORT int accept4(int fd, sockaddr* addr, socklen_t* len, int flags) {
     return r;
 }
 
-// close/dup2/dup3 only forget the number's kind hint (a socket may reuse it next); the calls
-// themselves are the real ones. The hint is dropped before the call: a number is never reused
-// before its close has begun.
+// close/dup2/dup3 only forget what is known of the number (its kind hint: a socket may reuse it
+// next; a signalfd registration, signalfd.h); the calls themselves are the real ones. Both are
+// dropped before the call: a number is never reused before its close has begun. A dup2/dup3 copy
+// of a signalfd is registered as one.
 ARBRUN_EXPORT int close(int fd) {
     forgetKind(fd);
+    forgetSignalfd(fd);
     return ARBRUN_REAL(close)(fd);
 }
 
 ARBRUN_EXPORT int dup2(int oldFd, int newFd) {
     forgetKind(newFd);
-    return ARBRUN_REAL(dup2)(oldFd, newFd);
+    if (newFd != oldFd) forgetSignalfd(newFd);
+    const int r = ARBRUN_REAL(dup2)(oldFd, newFd);
+    if (r >= 0) copySignalfd(oldFd, r);
+    return r;
 }
 
 ARBRUN_EXPORT int dup3(int oldFd, int newFd, int flags) {
     forgetKind(newFd);
-    return ARBRUN_REAL(dup3)(oldFd, newFd, flags);
+    if (newFd != oldFd) forgetSignalfd(newFd);
+    const int r = ARBRUN_REAL(dup3)(oldFd, newFd, flags);
+    if (r >= 0) copySignalfd(oldFd, r);
+    return r;
 }

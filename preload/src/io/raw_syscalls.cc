@@ -7,6 +7,8 @@
 // - read/write and their vector, positional and socket forms, accept, connect, poll, ppoll,
 //   select, epoll_wait, epoll_pwait, nanosleep, clock_nanosleep, wait4, sched_yield: the
 //   interposed wrappers (readiness waits, timers, yields at user level);
+// - signalfd, signalfd4: the emulation on virtual signals (signalfd.h), and close, dup2, dup3,
+//   close_range through their interposed functions, which keep its registrations right;
 // - set_robust_list, get_robust_list, set_tid_address, prctl(PR_GET_TID_ADDRESS): registrations
 //   the kernel keeps per kernel thread, kept per user thread instead (robust_list.h,
 //   tid_address.h);
@@ -48,6 +50,7 @@
 #include "process/credentials.h"
 #include "signals/interrupt.h"
 #include "signals/kernel_sigaction.h"
+#include "signals/signalfd.h"
 #include "signals/signals.h"
 #include "sync/futex.h"
 #include "sync/robust_list.h"
@@ -209,6 +212,18 @@ long route(long n, const long a[6]) {
             const long r = userRobustListCall(n, a);
             return r == kNotHandled ? passThrough(n, a) : r;
         }
+        case SYS_signalfd4:
+        case SYS_signalfd:
+            return signalfdCall(int(a[0]), ptr<const sigset_t>(a[1]), size_t(a[2]),
+                                n == SYS_signalfd4 ? int(a[3]) : 0);
+        case SYS_close:
+            return kernelResult(close(int(a[0])));
+        case SYS_dup2:
+            return kernelResult(dup2(int(a[0]), int(a[1])));
+        case SYS_dup3:
+            return kernelResult(dup3(int(a[0]), int(a[1]), int(a[2])));
+        case SYS_close_range:
+            return kernelResult(close_range(unsigned(a[0]), unsigned(a[1]), int(a[2])));
         case SYS_set_tid_address:
         case SYS_prctl:
             if (const long r = userTidAddressCall(n, a); r != kNotHandled) return r;

@@ -31,6 +31,7 @@
 #include "signals/interrupt.h"
 #include "signals/interrupted_at.h"
 #include "signals/kernel_sigaction.h"
+#include "signals/signalfd.h"
 #include "threads/cancel.h"
 #include "threads/thread_state.h"
 
@@ -521,6 +522,7 @@ void pendProcess(int sig, const siginfo_t* info) {
     } else {
         gProcessPending.fetch_or(bit(sig), std::memory_order_seq_cst);
     }
+    notifySignalfds(sig);
     wakeHelper();
 }
 
@@ -676,6 +678,7 @@ int sendToThread(arbrt::ThreadId target, int sig, const sigval* value) {
         t->queued.fetch_or(bit(sig), std::memory_order_acq_rel);
     }
     t->pending.fetch_or(bit(sig), std::memory_order_seq_cst);
+    notifySignalfds(sig);
     if (target == arbrt::self()) {
         if (signalDeliverable()) {
             bool restartable = true;
@@ -993,6 +996,22 @@ void resetSignalsAfterFork() {
 
 void restartSignalHelperAfterFork() {
     if (gHelperStarted.load(std::memory_order_acquire)) startHelper();
+}
+
+int takeSignalIn(uint64_t set, siginfo_t* info) {
+    SignalThreadState* me = selfSignals();
+    if (!me) return 0;
+    for (;;) {
+        const uint64_t mine = pendingFor(me) & set;
+        if (!mine) return 0;
+        const int sig = __builtin_ctzll(mine) + 1;
+        if (takeSignal(me, sig, info)) return sig;  // else another thread took it: look again
+    }
+}
+
+bool signalPendingFor(uint64_t set) {
+    const SignalThreadState* me = selfSignals();
+    return me && (pendingFor(me) & set) != 0;
 }
 
 bool signalDeliverable() {

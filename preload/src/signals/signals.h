@@ -62,6 +62,13 @@ void catchTrappedSyscalls();
 // with the raw rt_sigaction. Read back from the SIGSYS wrapper libc installed.
 void (*libcSignalRestorer())();
 
+// For signalfd reads (signalfd.h), on a user thread: takes one pending signal in `set` that the
+// calling thread may take (its own, or a process-directed one chosen for it or for nobody), as
+// the sigwait family does, whether the thread blocks it or not; returns it (0: none) and its info.
+int takeSignalIn(uint64_t set, siginfo_t* info);
+// Whether the calling user thread has such a signal pending.
+bool signalPendingFor(uint64_t set);
+
 // For siglongjmp on a user thread (setjmp.cc), before it jumps to a frame whose stack pointer is
 // `targetSp`: the virtual mask becomes *savedMask when the jump buffer saved one (null: unchanged,
 // as natively), a jump out of handlers running in kernel context restores the carrier's real mask
