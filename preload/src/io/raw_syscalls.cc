@@ -12,8 +12,10 @@
 // - set_robust_list, get_robust_list, set_tid_address, prctl(PR_GET_TID_ADDRESS): registrations
 //   the kernel keeps per kernel thread, kept per user thread instead (robust_list.h,
 //   tid_address.h);
-// - rt_sigprocmask, rt_sigaction: the virtual per-user-thread masks and dispositions
-//   (signals.cc), as the libc wrappers would; a raw call must not change a carrier's real mask;
+// - rt_sigprocmask, rt_sigaction, rt_sigpending, rt_sigsuspend, rt_sigtimedwait, pause,
+//   sigaltstack: the virtual per-user-thread masks, dispositions, pending sets and alternate
+//   stacks (signals.cc), as the libc wrappers would; a raw call must not change a carrier's real
+//   mask, nor wait in the kernel for a signal that is pending only in the virtual sets;
 // - exit (of one thread): pthread_exit, which ends the user thread, not its carrier;
 // - calls that set credential state the kernel keeps per thread (set*id, capset, some prctl
 //   options, seccomp filters): on every kernel thread (credentials.h);
@@ -108,6 +110,34 @@ long sigactionCall(const long a[6]) {
         std::memcpy(&old->mask, &out.sa_mask, sizeof old->mask);
     }
     return 0;
+}
+
+// rt_sigpending(set, size): the virtual pending set, as sigpending() reports it.
+long sigpendingCall(const long a[6]) {
+    if (size_t(a[1]) > sizeof(uint64_t))
+        return -EINVAL;  // the kernel's check (smaller: fewer bytes)
+    if (!a[0]) return -EFAULT;
+    sigset_t set;
+    if (sigpending(&set) != 0) return -errno;
+    std::memcpy(ptr<void>(a[0]), &set, size_t(a[1]));
+    return 0;
+}
+
+// rt_sigsuspend(mask, size): waits with the virtual mask `mask` until a handler ran (-EINTR).
+long sigsuspendCall(const long a[6]) {
+    if (size_t(a[1]) != sizeof(uint64_t)) return -EINVAL;
+    if (!a[0]) return -EFAULT;
+    sigset_t mask;
+    return kernelResult(sigsuspend(toSigset(ptr<const uint64_t>(a[0]), &mask)));
+}
+
+// rt_sigtimedwait(set, info, timeout, size): the sigwait family on virtual pending signals.
+long sigtimedwaitCall(const long a[6]) {
+    if (size_t(a[3]) != sizeof(uint64_t)) return -EINVAL;
+    if (!a[0]) return -EFAULT;
+    sigset_t set;
+    return kernelResult(sigtimedwait(toSigset(ptr<const uint64_t>(a[0]), &set),
+                                     ptr<siginfo_t>(a[1]), ptr<const timespec>(a[2])));
 }
 
 // Made as it is, as a blocking call (the trampoline runs only on user threads). A signal sent to
@@ -205,6 +235,16 @@ long route(long n, const long a[6]) {
             return sigprocmaskCall(a);
         case SYS_rt_sigaction:
             return sigactionCall(a);
+        case SYS_rt_sigpending:
+            return sigpendingCall(a);
+        case SYS_rt_sigsuspend:
+            return sigsuspendCall(a);
+        case SYS_rt_sigtimedwait:
+            return sigtimedwaitCall(a);
+        case SYS_pause:
+            return kernelResult(pause());
+        case SYS_sigaltstack:
+            return kernelResult(sigaltstack(ptr<const stack_t>(a[0]), ptr<stack_t>(a[1])));
         case SYS_exit:
             pthread_exit(nullptr);
         case SYS_set_robust_list:
