@@ -1,10 +1,14 @@
 // affinity: pthread_setaffinity_np/pthread_getaffinity_np — a mask set on self or on another
 // thread is read back unchanged; an empty mask is EINVAL; new threads inherit the creator's mask;
 // the attribute form (pthread_attr_setaffinity_np) applies to the new thread. Only CPUs already
-// in the process's mask are used, so this never needs privileges or a particular machine.
+// in the process's mask are used, so this never needs privileges or a particular machine. The raw
+// system calls (sched_setaffinity, sched_getaffinity, sched_getscheduler) agree with libc's.
 #include <sched.h>
 
+#include <sys/syscall.h>
+
 #include "../common/compat.h"
+#include "../common/raw_syscall.h"
 
 static cpu_set_t initial;  // the process's mask at start, read-only after main's first lines
 
@@ -97,5 +101,22 @@ int main(void) {
     // A buffer the kernel cannot fill (not a multiple of sizeof(long)) is EINVAL.
     CHECK_RC(pthread_getaffinity_np(pthread_self(), 1, &got), EINVAL);
     CHECK(sched_getcpu() >= 0, "sched_getcpu failed");
+#if defined(__x86_64__)
+    // The raw system calls are about the calling thread too: the size written comes back, and the
+    // mask is the one the libc calls read and write.
+    CHECK_EQ(raw6(SYS_sched_setaffinity, 0, sizeof one, (long)&one, 0, 0, 0), 0);
+    CHECK_RC(pthread_getaffinity_np(pthread_self(), sizeof got, &got), 0);
+    CHECK(CPU_EQUAL(&got, &one), "the raw sched_setaffinity(0) not seen by pthread_getaffinity_np");
+    CPU_ZERO(&got);
+    const long written = raw6(SYS_sched_getaffinity, 0, sizeof got, (long)&got, 0, 0, 0);
+    CHECK(written > 0 && written <= (long)sizeof got, "raw sched_getaffinity returned %ld",
+          written);
+    CHECK(CPU_EQUAL(&got, &one), "the raw sched_getaffinity disagrees");
+    CHECK_EQ(raw6(SYS_sched_getaffinity, 0, 1, (long)&got, 0, 0, 0), -EINVAL);
+    CHECK_EQ(raw6(SYS_sched_setaffinity, 0, sizeof initial, (long)&initial, 0, 0, 0), 0);
+    CHECK_RC(pthread_getaffinity_np(pthread_self(), sizeof got, &got), 0);
+    CHECK(CPU_EQUAL(&got, &initial), "the raw sched_setaffinity did not restore the mask");
+    CHECK_EQ(raw6(SYS_sched_getscheduler, 0, 0, 0, 0, 0, 0), SCHED_OTHER);
+#endif
     return compat_ok();
 }

@@ -9,6 +9,9 @@
 //   interposed wrappers (readiness waits, timers, yields at user level);
 // - signalfd, signalfd4: the emulation on virtual signals (signalfd.h), and close, dup2, dup3,
 //   close_range through their interposed functions, which keep its registrations right;
+// - setpriority, getpriority, sched_setaffinity, sched_getaffinity, sched_setscheduler,
+//   sched_getscheduler, sched_setparam, sched_getparam: the calling user thread's own nice value,
+//   affinity and policy (schedule.h, identity.h) when they are about it, as the libc calls are;
 // - set_robust_list, get_robust_list, set_tid_address, prctl(PR_GET_TID_ADDRESS): registrations
 //   the kernel keeps per kernel thread, kept per user thread instead (robust_list.h,
 //   tid_address.h);
@@ -32,6 +35,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
@@ -49,6 +53,7 @@
 #include "arbrt/embed/raw_syscall.h"
 #include "io/io_uring.h"
 #include "io/raw_syscalls.h"
+#include "libc/shim.h"
 #include "process/credentials.h"
 #include "signals/interrupt.h"
 #include "signals/kernel_sigaction.h"
@@ -57,6 +62,7 @@
 #include "sync/futex.h"
 #include "sync/robust_list.h"
 #include "sync/shared_memory.h"
+#include "threads/schedule.h"
 #include "threads/tid_address.h"
 
 namespace arbrun {
@@ -138,6 +144,14 @@ long sigtimedwaitCall(const long a[6]) {
     sigset_t set;
     return kernelResult(sigtimedwait(toSigset(ptr<const uint64_t>(a[0]), &set),
                                      ptr<siginfo_t>(a[1]), ptr<const timespec>(a[2])));
+}
+
+// sched_getaffinity(pid, size, mask): the kernel's call first, which checks the size and returns
+// how many bytes it wrote; for the calling user thread those bytes are then its own mask's.
+long affinityCall(const long a[6]) {
+    const long r = arbrt::rawSyscall(SYS_sched_getaffinity, a[0], a[1], a[2]);
+    if (r <= 0 || !isSelf(pid_t(a[0]))) return r;
+    return sched_getaffinity(pid_t(a[0]), size_t(r), ptr<cpu_set_t>(a[2])) == 0 ? r : -errno;
 }
 
 // Made as it is, as a blocking call (the trampoline runs only on user threads). A signal sent to
@@ -252,6 +266,24 @@ long route(long n, const long a[6]) {
             const long r = userRobustListCall(n, a);
             return r == kNotHandled ? passThrough(n, a) : r;
         }
+        case SYS_setpriority:
+        case SYS_getpriority:
+            if (const long r = priorityCall(n, a); r != kNotHandled) return r;
+            return passThrough(n, a);
+        case SYS_sched_setaffinity:
+            return kernelResult(
+                sched_setaffinity(pid_t(a[0]), size_t(a[1]), ptr<const cpu_set_t>(a[2])));
+        case SYS_sched_getaffinity:
+            return affinityCall(a);
+        case SYS_sched_setscheduler:
+            return kernelResult(
+                sched_setscheduler(pid_t(a[0]), int(a[1]), ptr<const sched_param>(a[2])));
+        case SYS_sched_setparam:
+            return kernelResult(sched_setparam(pid_t(a[0]), ptr<const sched_param>(a[1])));
+        case SYS_sched_getscheduler:
+            return kernelResult(sched_getscheduler(pid_t(a[0])));
+        case SYS_sched_getparam:
+            return kernelResult(sched_getparam(pid_t(a[0]), ptr<sched_param>(a[1])));
         case SYS_signalfd4:
         case SYS_signalfd:
             return signalfdCall(int(a[0]), ptr<const sigset_t>(a[1]), size_t(a[2]),

@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "arbrt/arbrt.h"
@@ -14,6 +15,7 @@
 #include "io/raw_syscall.h"
 #include "libc/real_libc.h"
 #include "libc/shim.h"
+#include "sync/robust_list.h"
 #include "threads/attr.h"
 #include "threads/thread_state.h"
 
@@ -26,9 +28,11 @@ constexpr uint64_t kExplicitBit = uint64_t{1} << 40;
 constexpr long kKeepPolicy = -1L << 40;
 constexpr int kMaxRtPriority = 99;
 
+constexpr int kNiceShift = 48;  // bits 48-55: the nice value, two's complement (zero: nice 0)
+
 uint64_t pack(const ScheduleSettings& s) {
     return uint64_t(uint32_t(s.policy)) | (uint64_t(uint8_t(s.priority)) << 32) |
-           (s.explicitSched ? kExplicitBit : 0);
+           (s.explicitSched ? kExplicitBit : 0) | (uint64_t(uint8_t(int8_t(s.nice))) << kNiceShift);
 }
 
 ScheduleSettings unpack(uint64_t word) {
@@ -36,6 +40,7 @@ ScheduleSettings unpack(uint64_t word) {
     s.policy = int(uint32_t(word));
     s.priority = int(uint8_t(word >> 32));
     s.explicitSched = word & kExplicitBit;
+    s.nice = int(int8_t(uint8_t(word >> kNiceShift)));
     return s;
 }
 
@@ -74,13 +79,11 @@ uint64_t softLimit(int resource) {
     return limit.rlim_cur;
 }
 
-// Whether RLIMIT_NICE lets the caller have its present nice value (what the kernel asks before a
-// thread leaves SCHED_IDLE, which counts as nice 20). The nice value is the carrier's: user threads
-// have none of their own.
-bool niceAllowed() {
-    const long raw = rawSyscall(SYS_getpriority, PRIO_PROCESS, 0);  // 20 - nice, or -errno
-    if (raw < 0) return false;
-    return uint64_t(raw) <= softLimit(RLIMIT_NICE);
+// Whether RLIMIT_NICE lets a thread have nice value `nice` (the kernel's can_nice(), without the
+// capability: what it asks before a thread lowers its nice value, or leaves SCHED_IDLE, which
+// counts as nice 20).
+bool niceAllowed(int nice) {
+    return uint64_t(20 - nice) <= softLimit(RLIMIT_NICE);
 }
 
 // The checks of the kernel's sched_setscheduler/sched_setparam (kernel/sched/core.c), in its
@@ -112,7 +115,9 @@ int checkChange(const ScheduleSettings& current, long policy, int priority,
             if (base != currentBase && limit == 0) return EPERM;
             if (priority > current.priority && uint64_t(priority) > limit) return EPERM;
         }
-        if (currentBase == SCHED_IDLE && base != SCHED_IDLE && !niceAllowed()) return EPERM;
+        if (currentBase == SCHED_IDLE && base != SCHED_IDLE && !niceAllowed(current.nice)) {
+            return EPERM;
+        }
         if (currentReset && !reset) return EPERM;
     }
     next->priority = priority;
@@ -145,6 +150,8 @@ ScheduleSettings callerSettings() {
         s.policy = int(policy);
         s.priority = param.sched_priority;
     }
+    const long raw = rawSyscall(SYS_getpriority, PRIO_PROCESS, 0);  // 20 - nice, or -errno
+    if (raw > 0) s.nice = int(20 - raw);
     return s;
 }
 
@@ -168,7 +175,7 @@ int newThreadSchedule(const pthread_attr_t* attr, ScheduleSettings* out, int* ru
         // creator's (reset to SCHED_OTHER by SCHED_RESET_ON_FORK); pthread_create returns what
         // the kernel refused.
         ScheduleSettings cloned = creator;
-        if (creator.policy & SCHED_RESET_ON_FORK) cloned = ScheduleSettings{};
+        if (creator.policy & SCHED_RESET_ON_FORK) cloned = ScheduleSettings{.nice = creator.nice};
         const int policy = request.policySet ? request.policy : creator.policy;
         const int priority = request.paramSet ? request.priority : creator.priority;
         ScheduleSettings next;
@@ -176,12 +183,30 @@ int newThreadSchedule(const pthread_attr_t* attr, ScheduleSettings* out, int* ru
         out->policy = next.policy;
         out->priority = next.priority;
     }
+    if ((creator.policy & SCHED_RESET_ON_FORK) && out->nice < 0) out->nice = 0;  // the kernel's
     *runtimePriority = runtimePriorityOf(*out);
     return 0;
 }
 
 void initSchedule(arbrt::ThreadId created, const ScheduleSettings& settings) {
     stateOf(created)->word.store(pack(settings), std::memory_order_relaxed);  // launch publishes
+}
+
+long priorityCall(long number, const long args[6]) {
+    const int which = int(args[0]);
+    if (which != PRIO_PROCESS || !isSelf(pid_t(args[1]))) return kNotHandled;
+    ScheduleState* state = stateOf(arbrt::self());
+    if (!state) return kNotHandled;
+    uint64_t word = state->word.load(std::memory_order_acquire);
+    if (number == SYS_getpriority) return 20 - unpack(word).nice;
+    const int nice = int(std::clamp<long>(args[2], -20, 19));  // the kernel clamps
+    for (;;) {
+        ScheduleSettings next = unpack(word);
+        if (nice < next.nice && !niceAllowed(nice) && !hasCapSysNice()) return -EACCES;
+        next.nice = nice;
+        if (state->word.compare_exchange_weak(word, pack(next), std::memory_order_acq_rel))
+            return 0;
+    }
 }
 
 bool scheduleOf(arbrt::ThreadId thread, ScheduleSettings* out) {
@@ -234,6 +259,38 @@ ARBRUN_EXPORT int sched_getscheduler(pid_t pid) {
     ScheduleSettings s;
     scheduleOf(arbrt::self(), &s);
     return s.policy;  // the kernel's answer includes SCHED_RESET_ON_FORK too
+}
+
+ARBRUN_EXPORT int setpriority(__priority_which_t which, id_t who, int prio) {
+    const long args[6] = {long(which), long(who), prio, 0, 0, 0};
+    const long r = priorityCall(SYS_setpriority, args);
+    if (r == kNotHandled) return ARBRUN_REAL(setpriority)(which, who, prio);
+    return failWith(int(-r));
+}
+
+// glibc's getpriority turns the kernel's 20 - nice into the nice value; errno stays as it was on
+// success (callers clear it to tell a nice of -1 from a failure).
+ARBRUN_EXPORT int getpriority(__priority_which_t which, id_t who) {
+    const long args[6] = {long(which), long(who), 0, 0, 0, 0};
+    const long r = priorityCall(SYS_getpriority, args);
+    if (r == kNotHandled) return ARBRUN_REAL(getpriority)(which, who);
+    return int(20 - r);
+}
+
+// glibc's nice() calls its internal getpriority/setpriority, which no interposition reaches: the
+// same steps on the record. EPERM (not setpriority's EACCES) when the kernel would refuse.
+ARBRUN_EXPORT int nice(int increment) {
+    const long get[6] = {PRIO_PROCESS, 0, 0, 0, 0, 0};
+    const long raw = priorityCall(SYS_getpriority, get);
+    if (raw == kNotHandled) return ARBRUN_REAL(nice)(increment);
+    const long current = 20 - raw;
+    const long target = std::clamp<long>(current + increment, -20, 19);
+    const long set[6] = {PRIO_PROCESS, 0, target, 0, 0, 0};
+    if (const long r = priorityCall(SYS_setpriority, set); r < 0) {
+        errno = r == -EACCES ? EPERM : int(-r);
+        return -1;
+    }
+    return int(target);
 }
 
 ARBRUN_EXPORT int sched_getparam(pid_t pid, sched_param* param) {

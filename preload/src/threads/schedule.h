@@ -13,6 +13,15 @@
 // What glibc reports is reported: a new thread inherits its creator's settings unless its
 // attributes say PTHREAD_EXPLICIT_SCHED and set a policy or a priority (the one not set is the
 // creator's); the main thread starts with the process's own.
+//
+// The nice value too is the thread's own, as Linux keeps it per thread: setpriority(PRIO_PROCESS)
+// and getpriority on the calling thread (who 0 or its own id), nice(), and their raw system calls
+// read and write the record; a new thread inherits its creator's (a negative one becomes 0 under
+// SCHED_RESET_ON_FORK). Lowering it is checked as the kernel checks it (EACCES without
+// CAP_SYS_NICE beyond RLIMIT_NICE). Made on a carrier it would have reniced every thread that
+// carrier runs. The runtime does not weigh it: threads of one core take turns whatever their nice
+// value, and carriers keep the process's. PRIO_PGRP, PRIO_USER and other threads' ids go to the
+// kernel.
 #pragma once
 
 #include <pthread.h>
@@ -25,6 +34,7 @@ struct ScheduleSettings {
     int policy = SCHED_OTHER;  // as the program passed it, SCHED_RESET_ON_FORK included
     int priority = 0;
     bool explicitSched = false;  // created with PTHREAD_EXPLICIT_SCHED (pthread_getattr_np)
+    int nice = 0;                // -20..19 (setpriority, nice)
 };
 
 // Before a thread is created by the calling thread: its settings from `attr` (null: inherited) and
@@ -35,5 +45,10 @@ int newThreadSchedule(const pthread_attr_t* attr, ScheduleSettings* out, int* ru
 void initSchedule(arbrt::ThreadId created, const ScheduleSettings& settings);
 // The settings of a live user thread (for pthread_getattr_np); false when it has exited.
 bool scheduleOf(arbrt::ThreadId thread, ScheduleSettings* out);
+
+// setpriority/getpriority as their raw system calls (the kernel's convention: getpriority returns
+// 20 - nice, errors are -errno), or kNotHandled (robust_list.h) for a call that is not about the
+// calling user thread's own nice value.
+long priorityCall(long number, const long args[6]);
 
 }  // namespace arbrun
