@@ -17,6 +17,7 @@
 #include "libc/real_libc.h"
 #include "libc/shim.h"
 #include "signals/interrupt.h"
+#include "signals/signals.h"
 
 namespace arbrun {
 namespace {
@@ -157,16 +158,23 @@ ARBRUN_EXPORT int poll(pollfd* fds, nfds_t n, int timeout) {
                         [&](int leftMs) { return ARBRUN_REAL(poll)(fds, n, leftMs); });
 }
 
+// The p-forms (ppoll, pselect, epoll_pwait, epoll_pwait2) take their mask as the user thread's
+// virtual one for the call (TemporarySignalMask); the real calls they make get none, since the
+// carrier's real mask is not the program's.
 ARBRUN_EXPORT int ppoll(pollfd* fds, nfds_t n, const timespec* timeout, const sigset_t* mask) {
     ARBRT_RESUME_POINT();
-    const bool zero = timeout && timeout->tv_sec == 0 && timeout->tv_nsec == 0;
-    if (zero || !onUserThread()) return ARBRUN_REAL(ppoll)(fds, n, timeout, mask);
+    if (!onUserThread()) return ARBRUN_REAL(ppoll)(fds, n, timeout, mask);
+    // A zero time-out only looks: the kernel restores the mask before a signal could be taken.
+    if (timeout && timeout->tv_sec == 0 && timeout->tv_nsec == 0)
+        return ARBRUN_REAL(ppoll)(fds, n, timeout, nullptr);
+    const TemporarySignalMask during(mask);
     const timespec none{0, 0};
     return lookWaitLook([&] { return interestsOf(fds, n); }, deadlineAfter(timeout),
-                        [&] { return ARBRUN_REAL(ppoll)(fds, n, &none, mask); },
+                        [&] { return ARBRUN_REAL(ppoll)(fds, n, &none, nullptr); },
                         [&](int leftMs) {
                             const timespec left = msToTimespec(leftMs);
-                            return ARBRUN_REAL(ppoll)(fds, n, leftMs < 0 ? nullptr : &left, mask);
+                            return ARBRUN_REAL(ppoll)(fds, n, leftMs < 0 ? nullptr : &left,
+                                                      nullptr);
                         });
 }
 
@@ -199,10 +207,10 @@ ARBRUN_EXPORT int select(int nfds, fd_set* in, fd_set* out, fd_set* ex, timeval*
 ARBRUN_EXPORT int pselect(int nfds, fd_set* in, fd_set* out, fd_set* ex, const timespec* timeout,
                           const sigset_t* mask) {
     ARBRT_RESUME_POINT();
-    const bool zero = timeout && timeout->tv_sec == 0 && timeout->tv_nsec == 0;
-    if (zero || !onUserThread() || nfds < 0) {
-        return ARBRUN_REAL(pselect)(nfds, in, out, ex, timeout, mask);
-    }
+    if (!onUserThread() || nfds < 0) return ARBRUN_REAL(pselect)(nfds, in, out, ex, timeout, mask);
+    if (timeout && timeout->tv_sec == 0 && timeout->tv_nsec == 0)
+        return ARBRUN_REAL(pselect)(nfds, in, out, ex, timeout, nullptr);
+    const TemporarySignalMask during(mask);
     const SelectSets sets(in, out, ex);
     return lookWaitLook(
         [&] {
@@ -213,12 +221,12 @@ ARBRUN_EXPORT int pselect(int nfds, fd_set* in, fd_set* out, fd_set* ex, const t
         [&] {
             sets.restore();
             const timespec none{0, 0};
-            return ARBRUN_REAL(pselect)(nfds, in, out, ex, &none, mask);
+            return ARBRUN_REAL(pselect)(nfds, in, out, ex, &none, nullptr);
         },
         [&](int leftMs) {
             sets.restore();
             const timespec left = msToTimespec(leftMs);
-            return ARBRUN_REAL(pselect)(nfds, in, out, ex, leftMs < 0 ? nullptr : &left, mask);
+            return ARBRUN_REAL(pselect)(nfds, in, out, ex, leftMs < 0 ? nullptr : &left, nullptr);
         });
 }
 
@@ -236,14 +244,34 @@ ARBRUN_EXPORT int epoll_wait(int epfd, epoll_event* events, int max, int timeout
 ARBRUN_EXPORT int epoll_pwait(int epfd, epoll_event* events, int max, int timeout,
                               const sigset_t* mask) {
     ARBRT_RESUME_POINT();
-    if (timeout == 0 || !onUserThread()) {
-        return ARBRUN_REAL(epoll_pwait)(epfd, events, max, timeout, mask);
-    }
+    if (!onUserThread()) return ARBRUN_REAL(epoll_pwait)(epfd, events, max, timeout, mask);
+    if (timeout == 0) return ARBRUN_REAL(epoll_wait)(epfd, events, max, 0);
+    const TemporarySignalMask during(mask);
     return lookWaitLook(
         [&] {
             return std::vector<arbrt::FdInterest>{{epfd, EPOLLIN, 0}};
         },
-        deadlineAfterMs(timeout),
-        [&] { return ARBRUN_REAL(epoll_pwait)(epfd, events, max, 0, mask); },
-        [&](int leftMs) { return ARBRUN_REAL(epoll_pwait)(epfd, events, max, leftMs, mask); });
+        deadlineAfterMs(timeout), [&] { return ARBRUN_REAL(epoll_wait)(epfd, events, max, 0); },
+        [&](int leftMs) { return ARBRUN_REAL(epoll_wait)(epfd, events, max, leftMs); });
+}
+
+// glibc 2.35 and later; a timespec time-out (null: none).
+ARBRUN_EXPORT int epoll_pwait2(int epfd, epoll_event* events, int max, const timespec* timeout,
+                               const sigset_t* mask) {
+    ARBRT_RESUME_POINT();
+    if (!onUserThread()) return ARBRUN_REAL(epoll_pwait2)(epfd, events, max, timeout, mask);
+    if (timeout &&
+        (timeout->tv_sec < 0 || timeout->tv_nsec < 0 || timeout->tv_nsec >= 1'000'000'000)) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (timeout && timeout->tv_sec == 0 && timeout->tv_nsec == 0)
+        return ARBRUN_REAL(epoll_wait)(epfd, events, max, 0);
+    const TemporarySignalMask during(mask);
+    return lookWaitLook(
+        [&] {
+            return std::vector<arbrt::FdInterest>{{epfd, EPOLLIN, 0}};
+        },
+        deadlineAfter(timeout), [&] { return ARBRUN_REAL(epoll_wait)(epfd, events, max, 0); },
+        [&](int leftMs) { return ARBRUN_REAL(epoll_wait)(epfd, events, max, leftMs); });
 }

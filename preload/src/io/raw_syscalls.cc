@@ -5,8 +5,8 @@
 // - futex: the emulation (futex.cc), so libgomp's waits are user-level waits that pair with
 //   syscall(SYS_futex) and every other waker;
 // - read/write and their vector, positional and socket forms, accept, connect, poll, ppoll,
-//   select, epoll_wait, epoll_pwait, nanosleep, clock_nanosleep, wait4, sched_yield: the
-//   interposed wrappers (readiness waits, timers, yields at user level);
+//   select, pselect6, epoll_wait, epoll_pwait, epoll_pwait2, nanosleep, clock_nanosleep, wait4,
+//   sched_yield: the interposed wrappers (readiness waits, timers, yields at user level);
 // - signalfd, signalfd4: the emulation on virtual signals (signalfd.h), and close, dup2, dup3,
 //   close_range through their interposed functions, which keep its registrations right;
 // - setpriority, getpriority, sched_setaffinity, sched_getaffinity, sched_setscheduler,
@@ -146,6 +146,20 @@ long sigtimedwaitCall(const long a[6]) {
                                      ptr<siginfo_t>(a[1]), ptr<const timespec>(a[2])));
 }
 
+// pselect6(nfds, in, out, ex, timeout, {mask, size}): the sixth argument points to the mask and
+// its size (8), or is null.
+long pselectCall(const long a[6]) {
+    struct MaskArgument {
+        const uint64_t* mask;
+        size_t size;
+    };
+    const auto* m = ptr<const MaskArgument>(a[5]);
+    if (m && m->mask && m->size != sizeof(uint64_t)) return -EINVAL;
+    sigset_t mask;
+    return kernelResult(pselect(int(a[0]), ptr<fd_set>(a[1]), ptr<fd_set>(a[2]), ptr<fd_set>(a[3]),
+                                ptr<const timespec>(a[4]), toSigset(m ? m->mask : nullptr, &mask)));
+}
+
 // sched_getaffinity(pid, size, mask): the kernel's call first, which checks the size and returns
 // how many bytes it wrote; for the calling user thread those bytes are then its own mask's.
 long affinityCall(const long a[6]) {
@@ -235,6 +249,15 @@ long route(long n, const long a[6]) {
             return kernelResult(epoll_pwait(int(a[0]), ptr<epoll_event>(a[1]), int(a[2]), int(a[3]),
                                             toSigset(ptr<const uint64_t>(a[4]), &mask)));
         }
+        case SYS_epoll_pwait2: {
+            if (a[4] && size_t(a[5]) != sizeof(uint64_t)) return -EINVAL;
+            sigset_t mask;
+            return kernelResult(epoll_pwait2(int(a[0]), ptr<epoll_event>(a[1]), int(a[2]),
+                                             ptr<const timespec>(a[3]),
+                                             toSigset(ptr<const uint64_t>(a[4]), &mask)));
+        }
+        case SYS_pselect6:
+            return pselectCall(a);
         case SYS_nanosleep:
             return kernelResult(nanosleep(ptr<const timespec>(a[0]), ptr<timespec>(a[1])));
         case SYS_clock_nanosleep:  // returns the error number itself

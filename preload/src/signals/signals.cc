@@ -998,6 +998,19 @@ void restartSignalHelperAfterFork() {
     if (gHelperStarted.load(std::memory_order_acquire)) startHelper();
 }
 
+TemporarySignalMask::TemporarySignalMask(const sigset_t* mask) {
+    SignalThreadState* me = selfSignals();
+    if (!mask || !me) return;
+    ensureWrappedAll(toMask(mask));  // as setMask: what it blocks must reach the wrapper
+    saved_ = me->blocked.load(std::memory_order_relaxed);
+    me->blocked.store(toMask(mask) & ~kUnblockable, std::memory_order_seq_cst);
+    active_ = true;
+}
+
+TemporarySignalMask::~TemporarySignalMask() {
+    if (active_) selfSignals()->blocked.store(saved_, std::memory_order_seq_cst);
+}
+
 int takeSignalIn(uint64_t set, siginfo_t* info) {
     SignalThreadState* me = selfSignals();
     if (!me) return 0;

@@ -62,6 +62,24 @@ void catchTrappedSyscalls();
 // with the raw rt_sigaction. Read back from the SIGSYS wrapper libc installed.
 void (*libcSignalRestorer())();
 
+// For the waits that take a signal mask for their duration (ppoll, pselect, epoll_pwait,
+// epoll_pwait2): while it lives, `mask` (null: none, nothing changes) is the calling user thread's
+// virtual mask, as the kernel swaps the thread's mask in for the call. A signal it unblocks then
+// interrupts the wait and its handler runs with it in force; the thread's own mask comes back at
+// the end, so a signal it blocks again stays pending. On a kernel thread it does nothing: the real
+// call takes the mask itself.
+class TemporarySignalMask {
+  public:
+    explicit TemporarySignalMask(const sigset_t* mask);
+    ~TemporarySignalMask();
+    TemporarySignalMask(const TemporarySignalMask&) = delete;
+    TemporarySignalMask& operator=(const TemporarySignalMask&) = delete;
+
+  private:
+    uint64_t saved_ = 0;
+    bool active_ = false;
+};
+
 // For signalfd reads (signalfd.h), on a user thread: takes one pending signal in `set` that the
 // calling thread may take (its own, or a process-directed one chosen for it or for nobody), as
 // the sigwait family does, whether the thread blocks it or not; returns it (0: none) and its info.
