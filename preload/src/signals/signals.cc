@@ -998,6 +998,12 @@ void restartSignalHelperAfterFork() {
     if (gHelperStarted.load(std::memory_order_acquire)) startHelper();
 }
 
+uint64_t swapRealMaskForExec(uint64_t mask) {
+    uint64_t old = 0;
+    setRealMask(mask, &old);
+    return old;
+}
+
 TemporarySignalMask::TemporarySignalMask(const sigset_t* mask) {
     SignalThreadState* me = selfSignals();
     if (!mask || !me) return;

@@ -62,6 +62,10 @@ void catchTrappedSyscalls();
 // with the raw rt_sigaction. Read back from the SIGSYS wrapper libc installed.
 void (*libcSignalRestorer())();
 
+// For exec on a user thread (exec.cc): makes the calling carrier's real mask `mask` (never blocking
+// SIGCANCEL or SIGSETXID) and returns the one it replaces, for the call that gives it back.
+uint64_t swapRealMaskForExec(uint64_t mask);
+
 // For the waits that take a signal mask for their duration (ppoll, pselect, epoll_pwait,
 // epoll_pwait2): while it lives, `mask` (null: none, nothing changes) is the calling user thread's
 // virtual mask, as the kernel swaps the thread's mask in for the call. A signal it unblocks then
