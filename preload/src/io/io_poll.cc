@@ -60,12 +60,46 @@ int waitForAny(std::vector<arbrt::FdInterest>& interests, uint64_t deadline) {
 // with a zero timeout; `fallback` makes it blocking (layer A) with the time left in ms.
 // `interestsOf` builds the descriptors to wait for; it runs only when a wait is needed, so a call
 // that finds something ready at once allocates nothing.
+//
+// A look can fail with EINTR without any signal of the program's: a zero-timeout select or
+// pselect reports any signal pending on the carrier, such as the runtime's own SIGCANCEL that
+// alerts this thread. Such a look counts as finding nothing; one with a signal of the program's
+// to take ends the call with EINTR after its handlers ran, as natively.
+template <typename Look>
+int lookIgnoringRuntimeSignals(Look&& look, bool* interrupted) {
+    for (;;) {
+        const int r = look();
+        if (r != -1 || errno != EINTR) return r;
+        if (interruptPending()) {
+            *interrupted = true;
+            return -1;
+        }
+    }
+}
+
+// A zero-timeout call on a user thread: one look, as above.
+template <typename Look>
+int lookOnly(Look&& look) {
+    bool interrupted = false;
+    const int r = lookIgnoringRuntimeSignals(look, &interrupted);
+    if (!interrupted) return r;
+    deliverInterrupts();
+    errno = EINTR;
+    return -1;
+}
+
 template <typename Interests, typename Look, typename Fallback>
 int lookWaitLook(Interests&& interestsOf, uint64_t deadline, Look&& look, Fallback&& fallback) {
     std::vector<arbrt::FdInterest> interests;
     bool built = false;
     for (;;) {
-        const int r = look();
+        bool interrupted = false;
+        const int r = lookIgnoringRuntimeSignals(look, &interrupted);
+        if (interrupted) {
+            deliverInterrupts();
+            errno = EINTR;
+            return -1;
+        }
         if (r != 0) return r;
         if (!built) {
             interests = interestsOf();
@@ -85,7 +119,14 @@ int lookWaitLook(Interests&& interestsOf, uint64_t deadline, Look&& look, Fallba
             }
             return blockingCall([&] { return fallback(leftMs); }, false);  // never restarted
         }
-        if (w == 0) return look();  // deadline: one last look, as the kernel does
+        if (w == 0) {  // deadline: one last look, as the kernel does
+            const int last = lookIgnoringRuntimeSignals(look, &interrupted);
+            if (interrupted) {
+                deliverInterrupts();
+                errno = EINTR;
+            }
+            return last;
+        }
     }
 }
 
@@ -152,7 +193,8 @@ using namespace arbrun;
 
 ARBRUN_EXPORT int poll(pollfd* fds, nfds_t n, int timeout) {
     ARBRT_RESUME_POINT();
-    if (timeout == 0 || !onUserThread()) return ARBRUN_REAL(poll)(fds, n, timeout);
+    if (!onUserThread()) return ARBRUN_REAL(poll)(fds, n, timeout);
+    if (timeout == 0) return lookOnly([&] { return ARBRUN_REAL(poll)(fds, n, 0); });
     return lookWaitLook([&] { return interestsOf(fds, n); }, deadlineAfterMs(timeout),
                         [&] { return ARBRUN_REAL(poll)(fds, n, 0); },
                         [&](int leftMs) { return ARBRUN_REAL(poll)(fds, n, leftMs); });
@@ -166,7 +208,7 @@ ARBRUN_EXPORT int ppoll(pollfd* fds, nfds_t n, const timespec* timeout, const si
     if (!onUserThread()) return ARBRUN_REAL(ppoll)(fds, n, timeout, mask);
     // A zero time-out only looks: the kernel restores the mask before a signal could be taken.
     if (timeout && timeout->tv_sec == 0 && timeout->tv_nsec == 0)
-        return ARBRUN_REAL(ppoll)(fds, n, timeout, nullptr);
+        return lookOnly([&] { return ARBRUN_REAL(ppoll)(fds, n, timeout, nullptr); });
     const TemporarySignalMask during(mask);
     const timespec none{0, 0};
     return lookWaitLook([&] { return interestsOf(fds, n); }, deadlineAfter(timeout),
@@ -181,7 +223,8 @@ ARBRUN_EXPORT int ppoll(pollfd* fds, nfds_t n, const timespec* timeout, const si
 ARBRUN_EXPORT int select(int nfds, fd_set* in, fd_set* out, fd_set* ex, timeval* timeout) {
     ARBRT_RESUME_POINT();
     const bool zero = timeout && timeout->tv_sec == 0 && timeout->tv_usec == 0;
-    if (zero || !onUserThread() || nfds < 0) return ARBRUN_REAL(select)(nfds, in, out, ex, timeout);
+    if (!onUserThread() || nfds < 0) return ARBRUN_REAL(select)(nfds, in, out, ex, timeout);
+    if (zero) return lookOnly([&] { return ARBRUN_REAL(select)(nfds, in, out, ex, timeout); });
     const SelectSets sets(in, out, ex);
     const uint64_t deadline = deadlineAfter(timeout);
     const int r = lookWaitLook(
@@ -209,7 +252,7 @@ ARBRUN_EXPORT int pselect(int nfds, fd_set* in, fd_set* out, fd_set* ex, const t
     ARBRT_RESUME_POINT();
     if (!onUserThread() || nfds < 0) return ARBRUN_REAL(pselect)(nfds, in, out, ex, timeout, mask);
     if (timeout && timeout->tv_sec == 0 && timeout->tv_nsec == 0)
-        return ARBRUN_REAL(pselect)(nfds, in, out, ex, timeout, nullptr);
+        return lookOnly([&] { return ARBRUN_REAL(pselect)(nfds, in, out, ex, timeout, nullptr); });
     const TemporarySignalMask during(mask);
     const SelectSets sets(in, out, ex);
     return lookWaitLook(
