@@ -2,9 +2,10 @@
 // the dispositions it ignores. Main blocks SIGUSR1 and ignores SIGINT; a second thread also
 // blocks SIGUSR2. Each starts this program again ("child" argument), which reports in its exit
 // status what it was given (1: SIGUSR1 blocked, 2: SIGUSR2 blocked, 4: SIGINT ignored), through:
-// fork + execv, execl, execlp, execve, execvp; posix_spawn without attributes, with attributes
-// that set no mask, and posix_spawnp with an explicit empty mask (nothing blocked). An exec that
-// fails returns -1/ENOENT and the program goes on.
+// fork + execv, execl, execlp, execve, execvp; system() and popen() (through the shell);
+// posix_spawn without attributes, with attributes that set no mask, and posix_spawnp with an
+// explicit empty mask (nothing blocked). An exec that fails returns -1/ENOENT and the program goes
+// on; system(NULL) finds a shell, and system() returns the command's status.
 #include <spawn.h>
 #include <sys/wait.h>
 
@@ -83,11 +84,33 @@ static int via_spawn(int form) {
     return status_of(pid);
 }
 
+// system() and popen()/pclose() run "<this program> child" through the shell.
+static int via_shell(int form) {
+    char command[sizeof self_path + 24];
+    snprintf(command, sizeof command, "exec '%s' child", self_path);  // no fork in the shell
+    int status;
+    if (form == 0) {
+        status = system(command);
+    } else {
+        FILE* f = popen(command, "r");
+        CHECK(f != NULL, "popen: %s", strerror(errno));
+        status = pclose(f);
+    }
+    CHECK(status != -1 && WIFEXITED(status), "%s returned %#x", form == 0 ? "system" : "pclose",
+          status);
+    return WEXITSTATUS(status);
+}
+
 static void check_all(int expected, const char* who) {
     for (int form = 0; form < 5; form++) {
         const int got = via_fork(form);
         CHECK(got == expected, "%s, fork + exec form %d: the child reported %d, expected %d", who,
               form, got, expected);
+    }
+    for (int form = 0; form < 2; form++) {
+        const int got = via_shell(form);
+        CHECK(got == expected, "%s, %s: the child reported %d, expected %d", who,
+              form == 0 ? "system" : "popen", got, expected);
     }
     for (int form = 0; form < 3; form++) {
         const int got = via_spawn(form);
@@ -118,6 +141,9 @@ int main(int argc, char** argv) {
     sigaddset(&usr1, SIGUSR1);
     CHECK_RC(pthread_sigmask(SIG_BLOCK, &usr1, NULL), 0);
     CHECK(signal(SIGINT, SIG_IGN) != SIG_ERR, "signal(SIGINT, SIG_IGN)");
+    CHECK(system(NULL) != 0, "system(NULL) says there is no shell");
+    const int three = system("exit 3");
+    CHECK(WIFEXITED(three) && WEXITSTATUS(three) == 3, "system(\"exit 3\") returned %#x", three);
     check_all(USR1 | INT_IGNORED, "main");
     compat_join(compat_spawn(second_thread, NULL));
     char* none[] = {(char*)"/nonexistent/arbrun-exec-mask", NULL};

@@ -15,6 +15,7 @@
 
 #include "libc/real_libc.h"
 #include "libc/shim.h"
+#include "process/exec.h"
 
 namespace arbrun {
 namespace {
@@ -121,6 +122,8 @@ ARBRUN_EXPORT FILE* fmemopen(void* buffer, size_t size, const char* mode) {
 ARBRUN_EXPORT FILE* open_memstream(char** buffer, size_t* size) {
     return relaxNewStream(ARBRUN_REAL(open_memstream)(buffer, size));
 }
+// The child inherits the calling thread's signal mask (process/exec.h).
 ARBRUN_EXPORT FILE* popen(const char* command, const char* mode) {
+    const ExecMask mask;
     return relaxNewStream(ARBRUN_REAL(popen)(command, mode));
 }

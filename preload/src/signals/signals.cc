@@ -998,6 +998,22 @@ void restartSignalHelperAfterFork() {
     if (gHelperStarted.load(std::memory_order_acquire)) startHelper();
 }
 
+// Signals siginterrupt() asked signal() not to restart (glibc's _sigintr).
+std::atomic<uint64_t> gInterruptingSignals{0};
+
+bool signalRestarts(int sig) {
+    return !validSignal(sig) || !(gInterruptingSignals.load(std::memory_order_relaxed) & bit(sig));
+}
+
+void setSignalRestarts(int sig, bool restarts) {
+    if (!validSignal(sig)) return;
+    if (restarts) {
+        gInterruptingSignals.fetch_and(~bit(sig), std::memory_order_relaxed);
+    } else {
+        gInterruptingSignals.fetch_or(bit(sig), std::memory_order_relaxed);
+    }
+}
+
 uint64_t swapRealMaskForExec(uint64_t mask) {
     uint64_t old = 0;
     setRealMask(mask, &old);
@@ -1108,7 +1124,7 @@ ARBRUN_EXPORT sighandler_t signal(int sig, sighandler_t handler) {
     struct sigaction act {
     }, old{};
     act.sa_handler = handler;
-    act.sa_flags = SA_RESTART;
+    act.sa_flags = signalRestarts(sig) ? SA_RESTART : 0;
     sigemptyset(&act.sa_mask);
     if (sig >= 1 && sig <= kMaxSignal) sigaddset(&act.sa_mask, sig);
     if (sigaction(sig, &act, &old) != 0) return SIG_ERR;

@@ -62,6 +62,11 @@ void catchTrappedSyscalls();
 // with the raw rt_sigaction. Read back from the SIGSYS wrapper libc installed.
 void (*libcSignalRestorer())();
 
+// Whether signal() installs a handler of `sig` with SA_RESTART (true unless siginterrupt(sig, 1)
+// said otherwise), and siginterrupt's record of it (legacy.cc).
+bool signalRestarts(int sig);
+void setSignalRestarts(int sig, bool restarts);
+
 // For exec on a user thread (exec.cc): makes the calling carrier's real mask `mask` (never blocking
 // SIGCANCEL or SIGSETXID) and returns the one it replaces, for the call that gives it back.
 uint64_t swapRealMaskForExec(uint64_t mask);
