@@ -7,7 +7,8 @@
 //   two-record buffer reads both at once; once read, the descriptor is no longer readable;
 // - a child's exit reads as SIGCHLD with CLD_EXITED, its pid and its status;
 // - epoll reports it; a thread blocked in read() returns with the signal, ROUNDS times, the
-//   signal sent to the process or (pthread_kill) to the reading thread itself;
+//   signal sent to the process or (pthread_kill) to the reading thread itself; two threads
+//   blocked in read() on one descriptor race for RACE_ROUNDS signals, each read exactly once;
 // - a new mask replaces the old; a dup2 copy reads the same signals; the raw system calls
 //   (signalfd4, read, close) behave alike; a number closed and reused reads as its new file;
 // - errors: bad flags, a descriptor that is no signalfd, a bad one, a buffer under one record.
@@ -73,6 +74,22 @@ static void* reader(void* arg) {
         CHECK(si.ssi_signo == SIGUSR1, "round %d: blocking read got signal %u", r, si.ssi_signo);
         atomic_store(&done_rounds, r + 1);
     }
+    return NULL;
+}
+
+#define RACE_ROUNDS 300
+static int race_fd;
+static atomic_int race_taken, race_exited;
+
+// Reads SIGUSR2 records from the shared descriptor until RACE_ROUNDS were read in all.
+static void* racer(void* arg) {
+    (void)arg;
+    for (;;) {
+        const struct signalfd_siginfo si = read_one(race_fd, "racing read");
+        CHECK(si.ssi_signo == SIGUSR2, "racing read got signal %u", si.ssi_signo);
+        if (atomic_fetch_add(&race_taken, 1) + 1 >= RACE_ROUNDS) break;
+    }
+    atomic_fetch_add(&race_exited, 1);
     return NULL;
 }
 
@@ -178,6 +195,29 @@ int main(void) {
         compat_wait_at_least(&done_rounds, r + 1, "reader got the signal");
     }
     compat_join(t);
+
+    // Two readers racing for one descriptor: each signal is read once, by one of them.
+    sigset_t two = set_of(SIGUSR2, 0);
+    race_fd = signalfd(-1, &two, 0);
+    CHECK(race_fd >= 0, "signalfd (race): %s", strerror(errno));
+    const pthread_t racers[2] = {compat_spawn(racer, NULL), compat_spawn(racer, NULL)};
+    for (int r = 0; r < RACE_ROUNDS; r++) {
+        CHECK_SYS(kill(getpid(), SIGUSR2));
+        compat_wait_at_least(&race_taken, r + 1, "a racer read the signal");
+        CHECK_EQ(atomic_load(&race_taken), r + 1);
+    }
+    // The racer still reading gets one more, sees the count reached, and ends too.
+    while (atomic_load(&race_exited) < 2) {
+        const int taken = atomic_load(&race_taken);
+        CHECK_SYS(kill(getpid(), SIGUSR2));
+        while (atomic_load(&race_taken) == taken && atomic_load(&race_exited) < 2) sched_yield();
+    }
+    compat_join(racers[0]);
+    compat_join(racers[1]);
+    CHECK_SYS(close(race_fd));
+    struct timespec zero = {0, 0};
+    while (sigtimedwait(&two, NULL, &zero) == SIGUSR2) {  // one sent as the last racer ended
+    }
 
     // A new mask; a dup2 copy; the raw calls.
     sigset_t only2 = set_of(SIGUSR2, 0);
