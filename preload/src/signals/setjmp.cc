@@ -17,6 +17,7 @@
 
 #include "libc/real_libc.h"
 #include "libc/shim.h"
+#include "signals/interrupt.h"
 #include "signals/signals.h"
 #include "threads/thread_state.h"
 
@@ -47,6 +48,11 @@ using LongJump = void (*)(__jmp_buf_tag*, int);
             env->__mask_was_saved && env->__saved_mask.__val[kMarkerWord] == markerFor(env);
         const uint64_t mask = env->__saved_mask.__val[kMaskWord];
         arbrun::prepareLongJump(ours ? &mask : nullptr, demangle(env->__jmpbuf[kJmpBufRsp]));
+        // glibc's siglongjmp restores a saved mask with a system call, on whose way back the kernel
+        // delivers what the mask unblocks, before the jump: the same here. A program whose loop
+        // is fault, handler, siglongjmp (stress-ng's sigsegv) otherwise spends almost all its time
+        // inside this library, where an alert is refused, and took its SIGALRM seconds late.
+        if (ours) arbrun::takeSignalsAfterCall();
     }
     real(env, value);
     __builtin_unreachable();

@@ -1098,24 +1098,30 @@ ARBRUN_EXPORT int sigaction(int sig, const struct sigaction* act, struct sigacti
         return ARBRUN_REAL(sigaction)(sig, act, old);  // nothing to virtualise (yet)
     }
     initOnce();
-    RealSignalsBlocked blocked;
-    std::lock_guard<SpinLock> lock(gActionLock);
-    Action& a = gActions[sig];
-    if (!a.wrapped.load(std::memory_order_relaxed)) {
-        struct sigaction current {};
-        ARBRUN_REAL(sigaction)(sig, nullptr, &current);
-        recordLocked(sig, current);
+    {
+        RealSignalsBlocked blocked;
+        std::lock_guard<SpinLock> lock(gActionLock);
+        Action& a = gActions[sig];
+        if (!a.wrapped.load(std::memory_order_relaxed)) {
+            struct sigaction current {};
+            ARBRUN_REAL(sigaction)(sig, nullptr, &current);
+            recordLocked(sig, current);
+        }
+        if (old) {
+            std::memset(old, 0, sizeof *old);
+            old->sa_handler = reinterpret_cast<sighandler_t>(a.handler.load());
+            old->sa_flags = a.flags.load();
+            fromMask(a.mask.load(), &old->sa_mask);
+        }
+        if (act) {
+            recordLocked(sig, *act);
+            installWrapperLocked(sig, act->sa_flags);
+        }
     }
-    if (old) {
-        std::memset(old, 0, sizeof *old);
-        old->sa_handler = reinterpret_cast<sighandler_t>(a.handler.load());
-        old->sa_flags = a.flags.load();
-        fromMask(a.mask.load(), &old->sa_mask);
-    }
-    if (act) {
-        recordLocked(sig, *act);
-        installWrapperLocked(sig, act->sa_flags);
-    }
+    // A system call natively: pending signals are delivered on its way back. A signal that came
+    // while every real one was blocked above was deferred to this thread's next such point, and
+    // a loop of sigaction calls (stress-ng's) would otherwise never reach one.
+    takeSignalsAfterCall();
     return 0;
 }
 
