@@ -1014,6 +1014,11 @@ void setSignalRestarts(int sig, bool restarts) {
     }
 }
 
+bool jumpLeavesAltStack(uintptr_t from, uintptr_t to) {
+    const SignalThreadState* me = selfSignals();
+    return me && onAltStack(me, from) && !onAltStack(me, to);
+}
+
 uint64_t swapRealMaskForExec(uint64_t mask) {
     uint64_t old = 0;
     setRealMask(mask, &old);

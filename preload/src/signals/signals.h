@@ -67,6 +67,11 @@ void (*libcSignalRestorer())();
 bool signalRestarts(int sig);
 void setSignalRestarts(int sig, bool restarts);
 
+// For __longjmp_chk on a user thread (setjmp.cc): whether a jump from stack pointer `from` to `to`
+// leaves the thread's (virtual) alternate signal stack, which makes a jump to a deeper address
+// legitimate.
+bool jumpLeavesAltStack(uintptr_t from, uintptr_t to);
+
 // For exec on a user thread (exec.cc): makes the calling carrier's real mask `mask` (never blocking
 // SIGCANCEL or SIGSETXID) and returns the one it replaces, for the call that gives it back.
 uint64_t swapRealMaskForExec(uint64_t mask);
