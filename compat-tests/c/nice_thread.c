@@ -4,10 +4,13 @@
 // - a thread it creates starts with base + 5 (inherited), and one main creates with base;
 // - nice(2) returns and leaves base + 2 in a fresh thread; values clamp at 19;
 // - the raw system calls agree: getpriority returns 20 - nice, setpriority sets it;
+// - sched_setattr sets policy and nice value together, sched_getattr reads them (EINVAL for
+//   flags, E2BIG for a short structure);
 // - bad `which`: EINVAL; with CAP_SYS_NICE dropped and RLIMIT_NICE at 0, lowering it fails
 //   (setpriority: EACCES, nice: EPERM) and raising it still works. Last, in a thread of its own
 //   (capabilities are per thread natively; under arbrun they go to every kernel thread).
 #include <linux/capability.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
@@ -52,6 +55,45 @@ static void* uses_nice(void* arg) {
     return NULL;
 }
 
+// The kernel's struct sched_attr (its header clashes with glibc's sched_param).
+struct attr {
+    uint32_t size, policy;
+    uint64_t flags;
+    int32_t nice;
+    uint32_t priority;
+    uint64_t runtime, deadline, period;
+    uint32_t util_min, util_max;
+};
+
+// sched_setattr/sched_getattr on the calling thread: policy and nice value together.
+static void* uses_attr(void* arg) {
+    (void)arg;
+    struct attr a;
+    memset(&a, 0xff, sizeof a);
+    CHECK_SYS(syscall(SYS_sched_getattr, 0, &a, sizeof a, 0));
+    CHECK_EQ(a.size, sizeof a);
+    CHECK_EQ(a.policy, SCHED_OTHER);
+    CHECK_EQ(a.nice, base);
+    CHECK_EQ(a.priority, 0);
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.policy = SCHED_BATCH;
+    a.nice = base + 4;
+    CHECK_SYS(syscall(SYS_sched_setattr, 0, &a, 0));
+    CHECK_EQ(sched_getscheduler(0), SCHED_BATCH);
+    CHECK_EQ(nice_now(), base + 4);
+    a.policy = SCHED_OTHER;
+    a.nice = base;
+    CHECK_SYS(syscall(SYS_sched_setattr, 0, &a, 0));
+    CHECK_EQ(sched_getscheduler(0), SCHED_OTHER);
+    CHECK_EQ(nice_now(), base);
+    CHECK_ERRNO(syscall(SYS_sched_setattr, 0, &a, 1), EINVAL);  // flags must be 0
+    a.size = 8;
+    CHECK_ERRNO(syscall(SYS_sched_setattr, 0, &a, 0), E2BIG);
+    CHECK_ERRNO(syscall(SYS_sched_getattr, 0, &a, 8, 0), EINVAL);
+    return NULL;
+}
+
 static void* without_cap(void* arg) {
     (void)arg;
     struct rlimit zero = {0, 0};
@@ -81,6 +123,9 @@ int main(void) {
     CHECK_EQ(nice_now(), base);
     CHECK_EQ((intptr_t)compat_join(compat_spawn(reads_value, NULL)), base);
     compat_join(compat_spawn(uses_nice, NULL));
+    CHECK_EQ(nice_now(), base);
+    compat_join(compat_spawn(uses_attr, NULL));
+    CHECK_EQ(sched_getscheduler(0), SCHED_OTHER);
     CHECK_EQ(nice_now(), base);
     CHECK_ERRNO(setpriority(12345, 0, 1), EINVAL);
     if (geteuid() == 0) {

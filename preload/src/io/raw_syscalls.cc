@@ -10,7 +10,8 @@
 // - signalfd, signalfd4: the emulation on virtual signals (signalfd.h), and close, dup2, dup3,
 //   close_range through their interposed functions, which keep its registrations right;
 // - setpriority, getpriority, sched_setaffinity, sched_getaffinity, sched_setscheduler,
-//   sched_getscheduler, sched_setparam, sched_getparam: the calling user thread's own nice value,
+//   sched_getscheduler, sched_setparam, sched_getparam, sched_setattr, sched_getattr: the calling
+//   user thread's own nice value,
 //   affinity and policy (schedule.h, identity.h) when they are about it, as the libc calls are;
 // - set_robust_list, get_robust_list, set_tid_address, prctl(PR_GET_TID_ADDRESS): registrations
 //   the kernel keeps per kernel thread, kept per user thread instead (robust_list.h,
@@ -307,6 +308,10 @@ long route(long n, const long a[6]) {
             return kernelResult(sched_getscheduler(pid_t(a[0])));
         case SYS_sched_getparam:
             return kernelResult(sched_getparam(pid_t(a[0]), ptr<sched_param>(a[1])));
+        case SYS_sched_setattr:
+        case SYS_sched_getattr:
+            if (const long r = schedAttrCall(n, a); r != kNotHandled) return r;
+            return passThrough(n, a);
         case SYS_signalfd4:
         case SYS_signalfd:
             return signalfdCall(int(a[0]), ptr<const sigset_t>(a[1]), size_t(a[2]),

@@ -30,6 +30,7 @@
 #include "arbrt/embed/resume_point.h"
 #include "arbrt/io.h"
 #include "io/io_uring.h"
+#include "io/raw_syscalls.h"
 #include "libc/real_libc.h"
 #include "libc/shim.h"
 #include "process/credentials.h"
@@ -198,7 +199,12 @@ bool changesMappings(long number) {
 
 }  // namespace arbrun
 
-// syscall(): futexes as described at the top; everything else is libc's.
+// syscall(): on a user thread, the way the same call made with the `syscall` instruction goes
+// (raw_syscalls.cc: futexes emulated, blocking calls through their wrappers, signal, scheduling
+// and per-thread kernel state kept per user thread, anything else bracketed as a blocking call),
+// so that the two ways a program reaches the kernel behind libc's back agree. Elsewhere (before
+// the runtime runs, on the library's own kernel threads): futexes as described at the top, the
+// calls that must reach every kernel thread, and libc's.
 ARBRUN_EXPORT long syscall(long number, ...) {
     ARBRT_RESUME_POINT();
     va_list ap;
@@ -206,6 +212,14 @@ ARBRUN_EXPORT long syscall(long number, ...) {
     long a[6];
     for (long& arg : a) arg = va_arg(ap, long);
     va_end(ap);
+    if (arbrun::onUserThread()) {
+        const long r = arbrun::handleRawSyscall(number, a);
+        if (static_cast<unsigned long>(r) > -4096UL) {  // glibc's syscall(): -errno is a failure
+            errno = int(-r);
+            return -1;
+        }
+        return r;
+    }
     long result;
     if (number == SYS_futex && arbrun::emulateFutex(a, &result)) {
         arbrun::takeSignalsAfterCall();

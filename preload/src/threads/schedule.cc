@@ -3,12 +3,14 @@
 
 #include <errno.h>
 #include <linux/capability.h>
+#include <linux/sched.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "arbrt/arbrt.h"
 #include "arbrt/embed/threads.h"
@@ -207,6 +209,83 @@ long priorityCall(long number, const long args[6]) {
         if (state->word.compare_exchange_weak(word, pack(next), std::memory_order_acq_rel))
             return 0;
     }
+}
+
+namespace {
+
+// The kernel's struct sched_attr (include/uapi/linux/sched/types.h, which clashes with glibc's
+// struct sched_param and so is not included): size 48 without the utilisation clamps, 56 with.
+struct sched_attr {
+    uint32_t size;
+    uint32_t sched_policy;
+    uint64_t sched_flags;
+    int32_t sched_nice;
+    uint32_t sched_priority;
+    uint64_t sched_runtime, sched_deadline, sched_period;
+    uint32_t sched_util_min, sched_util_max;
+};
+constexpr uint32_t SCHED_ATTR_SIZE_VER0 = 48;
+static_assert(sizeof(sched_attr) == 56, "the kernel's struct sched_attr, version 1");
+
+// sched_setattr(0, attr, flags) on the calling user thread, as kernel/sched/core.c checks it.
+long setAttr(ScheduleState* state, const sched_attr* user, unsigned long flags) {
+    if (flags != 0 || !user) return -EINVAL;
+    sched_attr attr{};
+    uint32_t size = user->size;
+    if (size == 0) size = SCHED_ATTR_SIZE_VER0;
+    if (size < SCHED_ATTR_SIZE_VER0 || size > 4096) return -E2BIG;
+    std::memcpy(&attr, user, std::min<size_t>(size, sizeof attr));
+    if (int32_t(attr.sched_policy) < 0 || (attr.sched_flags & ~uint64_t(SCHED_FLAG_ALL)))
+        return -EINVAL;
+    const bool keepPolicy = attr.sched_flags & SCHED_FLAG_KEEP_POLICY;
+    const bool keepParams = attr.sched_flags & SCHED_FLAG_KEEP_PARAMS;
+    // A deadline reservation is the kernel's, for a kernel thread: a user thread has none to get.
+    if (!keepPolicy && attr.sched_policy == SCHED_DEADLINE) return -EPERM;
+    uint64_t word = state->word.load(std::memory_order_acquire);
+    ScheduleSettings next;
+    for (;;) {
+        const ScheduleSettings current = unpack(word);
+        long policy = keepPolicy ? kKeepPolicy : long(attr.sched_policy);
+        if (!keepPolicy && (attr.sched_flags & SCHED_FLAG_RESET_ON_FORK))
+            policy |= SCHED_RESET_ON_FORK;
+        const int priority = keepParams ? current.priority : int(attr.sched_priority);
+        if (int err = checkChange(current, policy, priority, &next)) return -err;
+        if (!keepParams && !realtime(next.policy)) {
+            const int nice = std::clamp(int(attr.sched_nice), -20, 19);
+            if (nice < current.nice && !niceAllowed(nice) && !hasCapSysNice()) return -EPERM;
+            next.nice = nice;
+        }
+        if (state->word.compare_exchange_weak(word, pack(next), std::memory_order_acq_rel)) break;
+    }
+    return -arbrt::setThreadPriority(arbrt::self(), runtimePriorityOf(next));
+}
+
+// sched_getattr(0, attr, size, flags) on the calling user thread: the first `size` bytes of what
+// the kernel would report (no deadline parameters; utilisation clamps at their defaults).
+long getAttr(const ScheduleState* state, sched_attr* user, uint32_t size, unsigned long flags) {
+    if (flags != 0 || !user || size < SCHED_ATTR_SIZE_VER0 || size > 4096) return -EINVAL;
+    const ScheduleSettings s = unpack(state->word.load(std::memory_order_acquire));
+    sched_attr attr{};
+    attr.size = uint32_t(std::min<size_t>(size, sizeof attr));
+    attr.sched_policy = uint32_t(basePolicy(s.policy));
+    attr.sched_flags = (s.policy & SCHED_RESET_ON_FORK) ? SCHED_FLAG_RESET_ON_FORK : 0;
+    attr.sched_nice = s.nice;
+    attr.sched_priority = uint32_t(runtimePriorityOf(s));
+    attr.sched_util_max = 1024;  // SCHED_CAPACITY_SCALE: no clamp
+    std::memcpy(user, &attr, attr.size);
+    return 0;
+}
+
+}  // namespace
+
+long schedAttrCall(long number, const long args[6]) {
+    if (!isSelf(pid_t(args[0]))) return args[0] < 0 ? -EINVAL : kNotHandled;
+    ScheduleState* state = stateOf(arbrt::self());
+    if (!state) return kNotHandled;
+    if (number == SYS_sched_setattr)
+        return setAttr(state, reinterpret_cast<const sched_attr*>(args[1]), unsigned(args[2]));
+    return getAttr(state, reinterpret_cast<sched_attr*>(args[1]), uint32_t(args[2]),
+                   unsigned(args[3]));
 }
 
 bool scheduleOf(arbrt::ThreadId thread, ScheduleSettings* out) {

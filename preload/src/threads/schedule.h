@@ -50,5 +50,9 @@ bool scheduleOf(arbrt::ThreadId thread, ScheduleSettings* out);
 // 20 - nice, errors are -errno), or kNotHandled (robust_list.h) for a call that is not about the
 // calling user thread's own nice value.
 long priorityCall(long number, const long args[6]);
+// sched_setattr/sched_getattr (raw convention) for the calling user thread's own record: the
+// policy, priority, SCHED_RESET_ON_FORK and nice value; SCHED_DEADLINE is refused with EPERM (the
+// runtime cannot reserve a user thread a deadline bandwidth). kNotHandled for other threads.
+long schedAttrCall(long number, const long args[6]);
 
 }  // namespace arbrun
