@@ -4,7 +4,8 @@
 #
 #   NAME: pigz | xz | zstd | x264 | sysbench-threads | sysbench-mutex | python3 | memcached |
 #         java | node | go-cgo | go-static | setpriv | su | memcached-user | fio-psync |
-#         fio-io_uring | stress-ng-pthread | stress-ng-mutex | stress-ng-sem | stress-ng-futex
+#         fio-io_uring | stress-ng-pthread | stress-ng-mutex | stress-ng-sem | stress-ng-futex |
+#         stress-ng-sigsegv | stress-ng-signest | stress-ng-schedpolicy
 #
 # Environment:
 #   ARBRUN          path to build/bin/arbrun; empty or unset: native runs only
@@ -496,8 +497,9 @@ pigz | xz | zstd | x264 | sysbench-threads | sysbench-mutex | python3 | memcache
 java | node | go-cgo | go-static) ;;
 setpriv | su | memcached-user | fio-psync | fio-io_uring) ;;
 stress-ng-pthread | stress-ng-mutex | stress-ng-sem | stress-ng-futex) ;;
+stress-ng-sigsegv | stress-ng-signest | stress-ng-schedpolicy) ;;
 *)
-    echo "usage: $0 pigz|xz|zstd|x264|sysbench-threads|sysbench-mutex|python3|memcached|java|node|go-cgo|go-static|setpriv|su|memcached-user|fio-psync|fio-io_uring|stress-ng-{pthread,mutex,sem,futex}" >&2
+    echo "usage: $0 pigz|xz|zstd|x264|sysbench-threads|sysbench-mutex|python3|memcached|java|node|go-cgo|go-static|setpriv|su|memcached-user|fio-psync|fio-io_uring|stress-ng-{pthread,mutex,sem,futex,sigsegv,signest,schedpolicy}" >&2
     exit 2
     ;;
 esac
@@ -526,5 +528,8 @@ stress-ng-pthread) run_stressng pthread 4 ;;
 stress-ng-mutex) run_stressng mutex 4 ;;
 stress-ng-sem) run_stressng sem 2 ;;
 stress-ng-futex) run_stressng futex 2 ;;
+stress-ng-sigsegv) run_stressng sigsegv 2 ;;       # fault, handler, siglongjmp, sigaction in a loop
+stress-ng-signest) run_stressng signest 2 ;;       # nested handlers on an alternate stack, FORTIFY
+stress-ng-schedpolicy) run_stressng schedpolicy 2 ;; # every policy, sched_setattr included
 esac
 echo "ok real $name"
