@@ -5,7 +5,8 @@
 //   and a read returns one record with the sender's pid and uid; sigqueue's value comes through;
 // - two pending signals: a one-record buffer reads them one at a time, readable in between, and a
 //   two-record buffer reads both at once; once read, the descriptor is no longer readable;
-// - a child's exit reads as SIGCHLD with CLD_EXITED, its pid and its status;
+// - a fork child reads its own signal from the descriptor it inherited, while the parent's
+//   stays quiet; a child's exit reads as SIGCHLD with CLD_EXITED, its pid and its status;
 // - epoll reports it; a thread blocked in read() returns with the signal, ROUNDS times, the
 //   signal sent to the process or (pthread_kill) to the reading thread itself; two threads
 //   blocked in read() on one descriptor race for RACE_ROUNDS signals, each read exactly once;
@@ -151,6 +152,30 @@ int main(void) {
               "pass %d: read signals %u and %u", pass, two[0].ssi_signo, two[1].ssi_signo);
         CHECK(!readable_within(fd, 0), "pass %d: still readable once both were read", pass);
     }
+
+    // A fork child reads its own signal from the descriptor it inherited and leaves a second one
+    // unread; the parent's stays quiet (natively each process's signalfd reports that process's
+    // signals).
+    const pid_t forked = fork();
+    CHECK_SYS(forked);
+    if (forked == 0) {
+        if (kill(getpid(), SIGUSR1) != 0 || !readable_within(fd, COMPAT_LONG_MS)) _exit(1);
+        struct signalfd_siginfo mine;
+        if (read(fd, &mine, sizeof mine) != (ssize_t)sizeof mine) _exit(2);
+        if (mine.ssi_signo != SIGUSR1 || mine.ssi_pid != (uint32_t)getpid()) _exit(3);
+        // One more, left unread: it dies with this process.
+        if (kill(getpid(), SIGUSR2) != 0 || !readable_within(fd, COMPAT_LONG_MS)) _exit(4);
+        _exit(0);
+    }
+    int reader_status;
+    CHECK_EQ(waitpid(forked, &reader_status, 0), forked);
+    CHECK(WIFEXITED(reader_status) && WEXITSTATUS(reader_status) == 0,
+          "the fork child's read from its signalfd failed (status %#x)", reader_status);
+    CHECK(!readable_within(fd, 0), "the parent's signalfd is readable after the child's signal");
+    CHECK_ERRNO(read(fd, &si, sizeof si), EAGAIN);
+    sigset_t chld_only = set_of(SIGCHLD, 0);
+    const struct timespec long_wait = {COMPAT_LONG_MS / 1000, 0};
+    CHECK_EQ(sigtimedwait(&chld_only, NULL, &long_wait), SIGCHLD);  // that child's: taken here
 
     // A child's exit.
     sigset_t chld = set_of(SIGCHLD, 0);

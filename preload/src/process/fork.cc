@@ -24,6 +24,7 @@
 #include "libc/real_libc.h"
 #include "libc/shim.h"
 #include "process/setxid.h"
+#include "signals/signalfd.h"
 #include "signals/signals.h"
 #include "sync/shared_memory.h"
 
@@ -47,6 +48,7 @@ void child() {
     sharedMappingsAfterFork();
     resetSetxidAfterFork();
     resetSignalsAfterFork();
+    renewSignalfdsAfterFork();
     if (auto err = arbrt::childAfterFork(forkChildCores())) {
         logWarning("fork: cannot rebuild the user-thread runtime in the child (%s)",
                    err->message.c_str());

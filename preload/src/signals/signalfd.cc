@@ -2,6 +2,7 @@
 #include "signals/signalfd.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/close_range.h>
 #include <poll.h>
 #include <sched.h>
@@ -267,6 +268,21 @@ void forgetSignalfdRange(unsigned first, unsigned last) {
         const int fd = e.fd.load(std::memory_order_acquire);
         if (fd >= 0 && unsigned(fd) >= first && unsigned(fd) <= last) forgetSignalfd(fd);
     }
+}
+
+void renewSignalfdsAfterFork() {
+    for (Entry& e : gEntries) {
+        const int fd = e.fd.load(std::memory_order_relaxed);
+        if (fd < 0) continue;
+        const int status = int(rawSyscall(SYS_fcntl, fd, F_GETFL));
+        const int descriptor = int(rawSyscall(SYS_fcntl, fd, F_GETFD));
+        const int fresh = eventfd(0, (status >= 0 && (status & O_NONBLOCK)) ? EFD_NONBLOCK : 0);
+        if (fresh < 0) continue;  // keeps the shared one: readiness may then be spurious
+        rawSyscall(SYS_dup3, fresh, fd,
+                   (descriptor >= 0 && (descriptor & FD_CLOEXEC)) ? O_CLOEXEC : 0);
+        rawSyscall(SYS_close, fresh);
+    }
+    // Nothing is pending in a new process: the fresh eventfds are right as they are.
 }
 
 void notifySignalfdsSlow(int sig) {

@@ -13,7 +13,8 @@
 //   it). Blocks (as an interruptible wait) or fails with EAGAIN when nothing is pending, per the
 //   descriptor's O_NONBLOCK;
 // - signalfd(fd, mask, flags) on a registered number changes its mask; close, dup2 and dup3 over
-//   the number forget it (dup2 and dup3 of a registered number register the copy).
+//   the number forget it (dup2 and dup3 of a registered number register the copy);
+// - a fork child gets eventfds of its own at the same numbers (renewSignalfdsAfterFork).
 // Not emulated: a number copied with dup or fcntl(F_DUPFD) reads as the eventfd it is; the
 // registration does not survive exec; descriptors numbered 65536 and up get the kernel's
 // signalfd (a line on stderr says so).
@@ -49,6 +50,12 @@ void forgetSignalfd(int fd);
 void copySignalfd(int from, int to);
 // close_range(first, last): forgets every registered number in the range.
 void forgetSignalfdRange(unsigned first, unsigned last);
+
+// In a fork child, while its forking thread is its only one: each registered number gets an eventfd
+// of its own (same number, same O_NONBLOCK and FD_CLOEXEC). The one it inherited is shared with the
+// parent, whose signals would make it readable here, and whose reads would empty it of this
+// process's signals; natively each process's signalfd reports its own.
+void renewSignalfdsAfterFork();
 
 // Signals watched by some registered signalfd; written when one is registered, read lock-free.
 extern std::atomic<uint64_t> gSignalfdSignals;
