@@ -56,6 +56,7 @@
 #include "io/raw_syscalls.h"
 #include "libc/shim.h"
 #include "process/credentials.h"
+#include "process/user_dispatch.h"
 #include "signals/interrupt.h"
 #include "signals/kernel_sigaction.h"
 #include "signals/signalfd.h"
@@ -327,6 +328,9 @@ long route(long n, const long a[6]) {
         case SYS_set_tid_address:
         case SYS_prctl:
             if (const long r = userTidAddressCall(n, a); r != kNotHandled) return r;
+            if (n == SYS_prctl) {
+                if (const long r = userDispatchCall(a); r != kNotHandled) return r;
+            }
             [[fallthrough]];
         default: {
             long r;

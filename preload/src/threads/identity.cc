@@ -17,6 +17,7 @@
 #include "libc/real_libc.h"
 #include "libc/shim.h"
 #include "process/credentials.h"
+#include "process/user_dispatch.h"
 #include "sync/robust_list.h"
 #include "threads/thread_state.h"
 #include "threads/tid_address.h"
@@ -238,7 +239,8 @@ ARBRUN_EXPORT int pthread_getname_np(pthread_t thread, char* buf, size_t len) {
 
 // prctl passes four more arguments through (glibc's prctl reads four, whatever the option);
 // options that set credential state go to every kernel thread (credentials.h), and
-// PR_GET_TID_ADDRESS reads the user thread's own address (tid_address.h).
+// PR_GET_TID_ADDRESS reads the user thread's own address (tid_address.h), and the program's own
+// syscall user dispatch is refused (user_dispatch.h).
 ARBRUN_EXPORT int prctl(int option, ...) {
     va_list ap;
     va_start(ap, option);
@@ -248,7 +250,8 @@ ARBRUN_EXPORT int prctl(int option, ...) {
     const long args[6] = {option, long(a2), long(a3), long(a4), long(a5), 0};
     long r;
     if (credentialCall(SYS_prctl, args, &r) ||  // credential state (credentials.h)
-        (r = userTidAddressCall(SYS_prctl, args)) != kNotHandled) {  // tid_address.h
+        (r = userTidAddressCall(SYS_prctl, args)) != kNotHandled ||  // tid_address.h
+        (r = userDispatchCall(args)) != kNotHandled) {               // user_dispatch.h
         if (r >= 0) return int(r);
         errno = int(-r);
         return -1;
