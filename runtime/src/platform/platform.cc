@@ -107,12 +107,21 @@ bool kernelHasSyscallDispatch(const LibcText& text, std::string* why) {
     // PR_SET_SYSCALL_USER_DISPATCH (59), PR_SYS_DISPATCH_ON/OFF (1/0): from <sys/prctl.h> on newer
     // glibc; spelled out for older headers.
     constexpr int kSetDispatch = 59;
-    if (prctl(kSetDispatch, 1, text.begin, text.end - text.begin, 0) != 0) {
+    // libc's prctl itself, from its text (a call made elsewhere could be trapped where dispatch is
+    // on already, as in a fork child): under the preload library the name `prctl` is the program's
+    // entry point, which refuses the program's own syscall user dispatch. Without the preload (the
+    // launcher's doctor) RTLD_NEXT finds libc's too.
+    using Prctl = int (*)(int, unsigned long, unsigned long, unsigned long, unsigned long);
+    static const auto libcPrctl = [] {
+        void* next = dlsym(RTLD_NEXT, "prctl");
+        return next ? reinterpret_cast<Prctl>(next) : reinterpret_cast<Prctl>(&prctl);
+    }();
+    if (libcPrctl(kSetDispatch, 1, text.begin, text.end - text.begin, 0) != 0) {
         *why = std::string("the kernel refuses syscall user dispatch (") + std::strerror(errno) +
                "; Linux 5.11+ has it)";
         return false;
     }
-    prctl(kSetDispatch, 0, 0, 0, 0);
+    libcPrctl(kSetDispatch, 0, 0, 0, 0);
     return true;
 }
 
