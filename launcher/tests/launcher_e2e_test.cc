@@ -566,18 +566,22 @@ TEST_F(Launcher, SigsysKillWhileAnotherThreadRunsEndsTheProgramAsNatively) {
 // forbids tracing (Yama, a container's seccomp profile), there is nothing to compare with.
 TEST_F(Launcher, TracerIsRefusedInOneLineInsteadOfHanging) {
     if (!kRealPreloadUsable) GTEST_SKIP() << "the real preload library is instrumented here";
-    for (const char* mode : {"traceme", "attach"}) {
+    for (const char* mode : {"traceme", "traceme-raw", "attach"}) {
         const Result native = run({TRACE_CHILD_BINARY, mode}, baseEnv());
         if (exitCode(native) != 0) GTEST_SKIP() << "tracing is not allowed here (" << mode << ")";
     }
     env_["ARBRUN_PRELOAD_LIB"] = ARBRUN_PRELOAD_LIBRARY;
-    const Result traceme = arbrun({"--standalone", "--", TRACE_CHILD_BINARY, "traceme"});
-    EXPECT_EQ(exitCode(traceme), 3) << traceme.err;  // the child's PTRACE_TRACEME: EPERM
-    EXPECT_EQ(traceme.err, "arbrun: " TRACE_CHILD_BINARY
-                           ": ptrace(PTRACE_TRACEME) refused: the kernel ties a trace to one "
-                           "kernel thread, and under arbrun a program's threads move between "
-                           "kernel threads; run the tracer without arbrun (it can trace a program "
-                           "that runs under arbrun: strace -f arbrun -- PROGRAM)\n");
+    // Through libc's ptrace, then through syscall(SYS_ptrace): the same refusal.
+    for (const char* mode : {"traceme", "traceme-raw"}) {
+        const Result traceme = arbrun({"--standalone", "--", TRACE_CHILD_BINARY, mode});
+        EXPECT_EQ(exitCode(traceme), 3) << mode << ": " << traceme.err;  // the child's EPERM
+        EXPECT_EQ(traceme.err, "arbrun: " TRACE_CHILD_BINARY
+                               ": ptrace(PTRACE_TRACEME) refused: the kernel ties a trace to one "
+                               "kernel thread, and under arbrun a program's threads move between "
+                               "kernel threads; run the tracer without arbrun (it can trace a "
+                               "program that runs under arbrun: strace -f arbrun -- PROGRAM)\n")
+            << mode;
+    }
     const Result attach = arbrun({"--standalone", "--", TRACE_CHILD_BINARY, "attach"});
     EXPECT_EQ(exitCode(attach), 4) << attach.err;
     EXPECT_NE(attach.err.find("ptrace(PTRACE_ATTACH) refused"), std::string::npos) << attach.err;

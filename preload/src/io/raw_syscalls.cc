@@ -7,6 +7,7 @@
 // - read/write and their vector, positional and socket forms, accept, connect, poll, ppoll,
 //   select, pselect6, epoll_wait, epoll_pwait, epoll_pwait2, nanosleep, clock_nanosleep, wait4,
 //   sched_yield: the interposed wrappers (readiness waits, timers, yields at user level);
+// - ptrace: the requests that start a trace are refused as libc's ptrace refuses them (ptrace.h);
 // - signalfd, signalfd4: the emulation on virtual signals (signalfd.h), and close, dup2, dup3,
 //   close_range through their interposed functions, which keep its registrations right;
 // - setpriority, getpriority, sched_setaffinity, sched_getaffinity, sched_setscheduler,
@@ -56,6 +57,7 @@
 #include "io/raw_syscalls.h"
 #include "libc/shim.h"
 #include "process/credentials.h"
+#include "process/ptrace.h"
 #include "process/user_dispatch.h"
 #include "signals/interrupt.h"
 #include "signals/kernel_sigaction.h"
@@ -312,6 +314,9 @@ long route(long n, const long a[6]) {
         case SYS_sched_setattr:
         case SYS_sched_getattr:
             if (const long r = schedAttrCall(n, a); r != kNotHandled) return r;
+            return passThrough(n, a);
+        case SYS_ptrace:
+            if (const long r = rawPtraceCall(a); r != kNotHandled) return r;
             return passThrough(n, a);
         case SYS_signalfd4:
         case SYS_signalfd:

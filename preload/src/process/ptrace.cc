@@ -5,7 +5,9 @@
 // traced would make a carrier the tracee while its tracer waits for the process: strace hung there.
 // Until the runtime can keep a thread on one kernel thread, the requests that start a trace fail
 // with EPERM (what a kernel that forbids tracing says) and one line says why and what to do
-// instead. Tracing a program under arbrun from outside (`strace -f arbrun -- PROGRAM`) works.
+// instead, whether the request comes through libc's ptrace or as a system call of its own
+// (rawPtraceCall). Tracing a program under arbrun from outside (`strace -f arbrun -- PROGRAM`)
+// works.
 #include <errno.h>  // program_invocation_name
 #include <stdarg.h>
 #include <sys/ptrace.h>
@@ -15,6 +17,8 @@
 
 #include "libc/real_libc.h"
 #include "libc/shim.h"
+#include "process/ptrace.h"
+#include "sync/robust_list.h"
 
 namespace arbrun {
 namespace {
@@ -46,6 +50,14 @@ void reportRefusal(const char* request) {
 }
 
 }  // namespace
+
+long rawPtraceCall(const long args[6]) {
+    const char* start = traceStart(int(args[0]));
+    if (!start || ensureStarted() != Mode::runtime) return kNotHandled;
+    reportRefusal(start);
+    return -EPERM;
+}
+
 }  // namespace arbrun
 
 using namespace arbrun;
