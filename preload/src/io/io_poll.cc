@@ -56,61 +56,45 @@ int waitForAny(std::vector<arbrt::FdInterest>& interests, uint64_t deadline) {
     return arbrt::waitForFds(interests.data(), int(interests.size()), deadline, &interruptPending);
 }
 
-// The loop every multiplexing call shares: look(), wait, look again. `look` makes the real call
-// with a zero timeout; `fallback` makes it blocking (layer A) with the time left in ms.
-// `interestsOf` builds the descriptors to wait for; it runs only when a wait is needed, so a call
-// that finds something ready at once allocates nothing.
-//
-// A look can fail with EINTR without any signal of the program's: a zero-timeout select or
-// pselect reports any signal pending on the carrier, such as the runtime's own SIGCANCEL that
-// alerts this thread. Such a look counts as finding nothing; one with a signal of the program's
-// to take ends the call with EINTR after its handlers ran, as natively.
-template <typename Look>
-int lookIgnoringRuntimeSignals(Look&& look, bool* interrupted) {
-    for (;;) {
-        const int r = look();
-        if (r != -1 || errno != EINTR) return r;
-        if (interruptPending()) {
-            *interrupted = true;
-            return -1;
-        }
-    }
-}
-
-// A zero-timeout call on a user thread: one look, as above.
-template <typename Look>
-int lookOnly(Look&& look) {
-    bool interrupted = false;
-    const int r = lookIgnoringRuntimeSignals(look, &interrupted);
-    if (!interrupted) return r;
+// A call interrupted by a signal of the program's: its handlers run, and it fails with EINTR
+// (these calls never restart: SA_RESTART does not apply).
+int failInterrupted() {
     deliverInterrupts();
     errno = EINTR;
     return -1;
 }
 
+// One look: the real call with a zero timeout (also what a zero-timeout call on a user thread
+// is). A look can fail with EINTR without any signal of the program's: a zero-timeout select or
+// pselect reports any signal pending on the carrier, such as the runtime's own SIGCANCEL that
+// alerts this thread. Such a look counts as finding nothing and is made again; one with a signal
+// of the program's to take ends the call with EINTR after its handlers ran, as natively.
+template <typename Look>
+int lookOnly(Look&& look) {
+    for (;;) {
+        const int r = look();
+        if (r != -1 || errno != EINTR) return r;
+        if (interruptPending()) return failInterrupted();
+    }
+}
+
+// The loop every multiplexing call shares: look, wait, look again. `look` makes the real call
+// with a zero timeout; `fallback` makes it blocking (layer A) with the time left in ms.
+// `interestsOf` builds the descriptors to wait for; it runs only when a wait is needed, so a call
+// that finds something ready at once allocates nothing.
 template <typename Interests, typename Look, typename Fallback>
 int lookWaitLook(Interests&& interestsOf, uint64_t deadline, Look&& look, Fallback&& fallback) {
     std::vector<arbrt::FdInterest> interests;
     bool built = false;
     for (;;) {
-        bool interrupted = false;
-        const int r = lookIgnoringRuntimeSignals(look, &interrupted);
-        if (interrupted) {
-            deliverInterrupts();
-            errno = EINTR;
-            return -1;
-        }
+        const int r = lookOnly(look);
         if (r != 0) return r;
         if (!built) {
             interests = interestsOf();
             built = true;
         }
         const int w = waitForAny(interests, deadline);
-        if (w == -EINTR) {
-            deliverInterrupts();  // these calls never restart (SA_RESTART does not apply)
-            errno = EINTR;
-            return -1;
-        }
+        if (w == -EINTR) return failInterrupted();
         if (w < 0) {
             const uint64_t now = arbrt::nowNs();
             int leftMs = -1;
@@ -119,14 +103,7 @@ int lookWaitLook(Interests&& interestsOf, uint64_t deadline, Look&& look, Fallba
             }
             return blockingCall([&] { return fallback(leftMs); }, false);  // never restarted
         }
-        if (w == 0) {  // deadline: one last look, as the kernel does
-            const int last = lookIgnoringRuntimeSignals(look, &interrupted);
-            if (interrupted) {
-                deliverInterrupts();
-                errno = EINTR;
-            }
-            return last;
-        }
+        if (w == 0) return lookOnly(look);  // deadline: one last look, as the kernel does
     }
 }
 
