@@ -36,9 +36,7 @@
 #include "process/credentials.h"
 #include "signals/interrupt.h"
 #include "sync/futex.h"
-#include "sync/robust_list.h"
 #include "sync/shared_memory.h"
-#include "threads/tid_address.h"
 
 namespace arbrun {
 namespace {
@@ -224,17 +222,6 @@ ARBRUN_EXPORT long syscall(long number, ...) {
     if (number == SYS_futex && arbrun::emulateFutex(a, &result)) {
         arbrun::takeSignalsAfterCall();
         return result;
-    }
-    if (number == SYS_set_robust_list || number == SYS_get_robust_list ||
-        number == SYS_set_tid_address || number == SYS_prctl) {
-        result = number == SYS_set_tid_address || number == SYS_prctl
-                     ? arbrun::userTidAddressCall(number, a)
-                     : arbrun::userRobustListCall(number, a);
-        if (result != arbrun::kNotHandled) {
-            if (result >= 0) return result;
-            errno = int(-result);
-            return -1;
-        }
     }
     if (arbrun::credentialCall(number, a, &result) ||  // credential state (credentials.h)
         arbrun::ioUringCall(number, a, &result)) {     // io_uring rings (io_uring.h)
