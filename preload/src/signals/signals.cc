@@ -657,6 +657,17 @@ uint64_t pendingFor(const SignalThreadState* me) {
     return me->pending.load(std::memory_order_seq_cst) | processPendingFor(me);
 }
 
+// Takes the lowest pending signal in `set` that `me` may take (pendingFor), with its info; 0 when
+// there is none. A signal another thread took first is looked for again.
+int takePendingIn(SignalThreadState* me, uint64_t set, siginfo_t* info) {
+    for (;;) {
+        const uint64_t mine = pendingFor(me) & set;
+        if (!mine) return 0;
+        const int sig = __builtin_ctzll(mine) + 1;
+        if (takeSignal(me, sig, info)) return sig;
+    }
+}
+
 // Queues `sig` (with `value` if given) on the user thread `target` and wakes it. A signal the
 // target does not block and the program ignores is discarded, as the kernel does when it is sent.
 int sendToThread(arbrt::ThreadId target, int sig, const sigval* value) {
@@ -722,14 +733,9 @@ int waitForSignal(uint64_t set, siginfo_t* out, uint64_t deadlineNs) {
             me->waitingFor.store(0, std::memory_order_relaxed);
             actOnCancel();
         }
-        const uint64_t mine = pendingFor(me) & set;
-        if (mine) {
-            const int sig = __builtin_ctzll(mine) + 1;
-            if (takeSignal(me, sig, &info)) {
-                result = sig;
-                break;
-            }
-            continue;
+        if (const int sig = takePendingIn(me, set, &info)) {
+            result = sig;
+            break;
         }
         if (signalDeliverable()) {
             me->waitingFor.store(0, std::memory_order_relaxed);
@@ -1040,13 +1046,7 @@ TemporarySignalMask::~TemporarySignalMask() {
 
 int takeSignalIn(uint64_t set, siginfo_t* info) {
     SignalThreadState* me = selfSignals();
-    if (!me) return 0;
-    for (;;) {
-        const uint64_t mine = pendingFor(me) & set;
-        if (!mine) return 0;
-        const int sig = __builtin_ctzll(mine) + 1;
-        if (takeSignal(me, sig, info)) return sig;  // else another thread took it: look again
-    }
+    return me ? takePendingIn(me, set, info) : 0;
 }
 
 bool signalPendingFor(uint64_t set) {
