@@ -116,17 +116,18 @@ void toRecord(const siginfo_t& info, signalfd_siginfo* out) {
     }
 }
 
-// Registers `mask` for `fd`; the bit last, so a reader that sees it finds the entry.
-bool registerFd(int fd, uint64_t mask) {
+// Registers `mask` for `fd`; the bit last, so a reader that sees it finds the entry. The entry,
+// or null when all are taken.
+Entry* registerFd(int fd, uint64_t mask) {
     for (Entry& e : gEntries) {
         int expected = -1;
         if (e.fd.compare_exchange_strong(expected, fd, std::memory_order_acq_rel)) {
             e.mask.store(mask, std::memory_order_seq_cst);
             gRegistered[fd / 64].fetch_or(uint64_t{1} << (fd % 64), std::memory_order_acq_rel);
-            return true;
+            return &e;
         }
     }
-    return false;
+    return nullptr;
 }
 
 // After a mask is stored: pairs with notifySignalfds() (seq_cst both sides: either the sender
@@ -164,7 +165,8 @@ int signalfdCall(int fd, const sigset_t* mask, size_t maskSize, int flags) {
     const int efd = eventfd(
         0, ((flags & SFD_NONBLOCK) ? EFD_NONBLOCK : 0) | ((flags & SFD_CLOEXEC) ? EFD_CLOEXEC : 0));
     if (efd < 0) return -errno;
-    if (efd >= kMaxFds || !registerFd(efd, bits)) {
+    Entry* e = efd < kMaxFds ? registerFd(efd, bits) : nullptr;
+    if (!e) {
         ARBRUN_REAL(close)(efd);
         warnOnce(efd >= kMaxFds ? "a descriptor numbered 65536 or more gets the kernel's signalfd, "
                                   "which does not see signals the program blocks"
@@ -172,7 +174,7 @@ int signalfdCall(int fd, const sigset_t* mask, size_t maskSize, int flags) {
                                   "which does not see signals the program blocks");
         return int(rawSyscall(SYS_signalfd4, -1, reinterpret_cast<long>(mask), maskSize, flags));
     }
-    watch(find(efd), bits);
+    watch(e, bits);
     return efd;
 }
 
@@ -260,7 +262,7 @@ void copySignalfd(int from, int to) {
     Entry* e = find(from);
     if (!e || from == to || to < 0 || to >= kMaxFds) return;
     const uint64_t mask = e->mask.load(std::memory_order_relaxed);
-    if (registerFd(to, mask)) watch(find(to), mask);
+    if (Entry* copy = registerFd(to, mask)) watch(copy, mask);
 }
 
 void forgetSignalfdRange(unsigned first, unsigned last) {
