@@ -88,6 +88,12 @@ bool niceAllowed(int nice) {
     return uint64_t(20 - nice) <= softLimit(RLIMIT_NICE);
 }
 
+// Whether a thread at nice value `from` may move to `to`: raising it always, lowering it within
+// RLIMIT_NICE or with CAP_SYS_NICE (setpriority answers EACCES otherwise, sched_setattr EPERM).
+bool niceChangeAllowed(int from, int to) {
+    return to >= from || niceAllowed(to) || hasCapSysNice();
+}
+
 // The checks of the kernel's sched_setscheduler/sched_setparam (kernel/sched/core.c), in its
 // order, for a thread whose settings are `current`; `policy` is kKeepPolicy for sched_setparam.
 // On success `next` holds what glibc then records.
@@ -204,7 +210,7 @@ long priorityCall(long number, const long args[6]) {
     const int nice = int(std::clamp<long>(args[2], -20, 19));  // the kernel clamps
     for (;;) {
         ScheduleSettings next = unpack(word);
-        if (nice < next.nice && !niceAllowed(nice) && !hasCapSysNice()) return -EACCES;
+        if (!niceChangeAllowed(next.nice, nice)) return -EACCES;
         next.nice = nice;
         if (state->word.compare_exchange_weak(word, pack(next), std::memory_order_acq_rel))
             return 0;
@@ -252,7 +258,7 @@ long setAttr(ScheduleState* state, const sched_attr* user, unsigned long flags) 
         if (int err = checkChange(current, policy, priority, &next)) return -err;
         if (!keepParams && !realtime(next.policy)) {
             const int nice = std::clamp(int(attr.sched_nice), -20, 19);
-            if (nice < current.nice && !niceAllowed(nice) && !hasCapSysNice()) return -EPERM;
+            if (!niceChangeAllowed(current.nice, nice)) return -EPERM;
             next.nice = nice;
         }
         if (state->word.compare_exchange_weak(word, pack(next), std::memory_order_acq_rel)) break;
