@@ -12,8 +12,8 @@
 //   close_range through their interposed functions, which keep its registrations right;
 // - setpriority, getpriority, sched_setaffinity, sched_getaffinity, sched_setscheduler,
 //   sched_getscheduler, sched_setparam, sched_getparam, sched_setattr, sched_getattr: the calling
-//   user thread's own nice value,
-//   affinity and policy (schedule.h, identity.h) when they are about it, as the libc calls are;
+//   user thread's own nice value, affinity and policy (schedule.h, identity.h) when they are
+//   about it, as the libc calls are;
 // - set_robust_list, get_robust_list, set_tid_address, prctl(PR_GET_TID_ADDRESS): registrations
 //   the kernel keeps per kernel thread, kept per user thread instead (robust_list.h,
 //   tid_address.h);
