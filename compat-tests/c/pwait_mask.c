@@ -187,19 +187,11 @@ int main(void) {
         const pthread_t t = compat_spawn(waiter, (void*)(intptr_t)form);
         for (int r = 0; r < ROUNDS; r++) {
             compat_wait_at_least(&announced, r + 1, "waiter announced");
-            const int64_t end = compat_now_ns(CLOCK_MONOTONIC) + COMPAT_LONG_MS * 1000000LL;
             // Until the round is over: a signal taken before the wait began runs the handler
             // outside it and leaves the wait to the next one.
-            while (atomic_load(&done_rounds) <= r) {
-                if (r % 2 == 0) {
-                    CHECK_SYS(kill(getpid(), SIGUSR1));
-                } else {
-                    CHECK_RC(pthread_kill(t, SIGUSR1), 0);
-                }
-                for (int i = 0; i < 64 && atomic_load(&done_rounds) <= r; i++) sched_yield();
-                CHECK(compat_now_ns(CLOCK_MONOTONIC) < end, "%s round %d: the wait never ended",
-                      form_name(form), r);
-            }
+            char what[64];
+            snprintf(what, sizeof what, "%s round %d: the end of the wait", form_name(form), r);
+            compat_signal_until(r % 2 == 0 ? 0 : t, SIGUSR1, &done_rounds, r + 1, what);
         }
         compat_join(t);
         // Signals sent after the last wait ended stay pending (blocked everywhere): take them.

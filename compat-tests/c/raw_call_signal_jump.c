@@ -73,18 +73,11 @@ int main(void) {
     for (int r = 0; r < ROUNDS * SOURCES; r++) {
         compat_wait_at_least(&announced, r + 1, "worker in the raw open");
         const int to_thread = r >= ROUNDS;
-        const int64_t end = compat_now_ns(CLOCK_MONOTONIC) + COMPAT_LONG_MS * 1000000LL;
-        while (atomic_load(&left_call) <= r) {  // a signal before the open also ends the round
-            if (to_thread) {
-                CHECK_RC(pthread_kill(t, SIGUSR1), 0);
-            } else {
-                CHECK_SYS(kill(getpid(), SIGUSR1));
-            }
-            for (int i = 0; i < 64 && atomic_load(&left_call) <= r; i++) sched_yield();
-            if (compat_now_ns(CLOCK_MONOTONIC) > end)
-                COMPAT_FAIL("round %d (%s): the handler did not jump out of the raw open in %d ms",
-                            r, to_thread ? "pthread_kill" : "kill", COMPAT_LONG_MS);
-        }
+        char what[80];
+        snprintf(what, sizeof what, "round %d (%s): the handler jumping out of the raw open", r,
+                 to_thread ? "pthread_kill" : "kill");
+        // A signal before the open also ends the round.
+        compat_signal_until(to_thread ? t : 0, SIGUSR1, &left_call, r + 1, what);
     }
     compat_join(t);
     signal(SIGUSR1, SIG_IGN);  // a last signal may still be pending: ignoring it discards it

@@ -116,12 +116,7 @@ int main(void) {
     atomic_store(&announced, 0);
     t = compat_spawn(pauser, NULL);
     compat_wait_at_least(&announced, 1, "pauser started");
-    const int64_t end2 = compat_now_ns(CLOCK_MONOTONIC) + COMPAT_LONG_MS * 1000000LL;
-    while (!atomic_load(&paused_out)) {
-        CHECK_RC(pthread_kill(t, SIGUSR2), 0);
-        for (int i = 0; i < 64 && !atomic_load(&paused_out); i++) sched_yield();
-        CHECK(compat_now_ns(CLOCK_MONOTONIC) < end2, "the raw pause never returned");
-    }
+    compat_signal_until(t, SIGUSR2, &paused_out, 1, "the return of the raw pause");
     compat_join(t);
 
     // sigaltstack both ways.

@@ -153,18 +153,6 @@ static void* worker(void* arg) {
     }
 }
 
-// Polls until the worker finished `round`, sending SIGUSR1 between looks; returns the number of
-// handler runs seen once `min_handled` were reached (then stops signalling if `stop_after`).
-static void signal_until_finished(int round, const char* what) {
-    const int64_t end = compat_now_ns(CLOCK_MONOTONIC) + COMPAT_LONG_MS * 1000000LL;
-    while (atomic_load(&finished) < round) {
-        CHECK_RC(pthread_kill(worker_thread, SIGUSR1), 0);
-        for (int i = 0; i < 64 && atomic_load(&finished) < round; i++) sched_yield();
-        if (compat_now_ns(CLOCK_MONOTONIC) > end)
-            COMPAT_FAIL("%s: not interrupted after %d ms", what, COMPAT_LONG_MS);
-    }
-}
-
 // Checks what an interrupted call returned.
 static void check_interrupted(enum call c) {
     const char* n = call_names[c];
@@ -253,7 +241,7 @@ static void run_round(enum call c, int restart, int round) {
         CHECK(result == expected, "%s with SA_RESTART returned %ld errno %d, expected %ld",
               call_names[c], result, result_errno, expected);
     } else {
-        signal_until_finished(round, call_names[c]);
+        compat_signal_until(worker_thread, SIGUSR1, &finished, round, call_names[c]);
         check_interrupted(c);
         if (c == WAITPID) {  // let the child go and reap it here
             int status;

@@ -44,23 +44,6 @@ static void wait_inside(enum wait_kind k, int round) {
     }
 }
 
-// Sends `sig` to `t` (t == 0: to the process) until *flag reaches target (a signal that landed
-// before the wait was taken by a handler that could not make the thread leave a wait it had not
-// entered yet).
-static void signal_until(pthread_t t, int sig, atomic_int* flag, int target, const char* what) {
-    const int64_t end = compat_now_ns(CLOCK_MONOTONIC) + COMPAT_LONG_MS * 1000000LL;
-    while (atomic_load(flag) < target) {
-        if (t) {
-            CHECK_RC(pthread_kill(t, sig), 0);
-        } else if (sig) {
-            CHECK_SYS(kill(getpid(), sig));
-        }  // else a timer sends them
-        for (int i = 0; i < 64 && atomic_load(flag) < target; i++) sched_yield();
-        if (compat_now_ns(CLOCK_MONOTONIC) > end)
-            COMPAT_FAIL("%s: handler did not end the wait after %d ms", what, COMPAT_LONG_MS);
-    }
-}
-
 // The waits the handler ends, announced as `round` first. Main holds `mutex` and posts nothing
 // to `sem` meanwhile. The cond_wait is announced with its mutex held, so once main could take
 // that mutex, the waiter is inside pthread_cond_wait (wait_inside).
@@ -242,8 +225,8 @@ static void check_siglongjmp(int save, enum source src) {
     }
     for (int r = 0; r < ROUNDS * WAITS; r++) {
         wait_inside((enum wait_kind)(r % WAITS), r + 1);
-        signal_until(src == THREAD ? worker_thread : 0, src == TIMER ? 0 : SIGUSR1, &left_wait,
-                     r + 1, wait_names[r % WAITS]);
+        compat_signal_until(src == THREAD ? worker_thread : 0, src == TIMER ? 0 : SIGUSR1,
+                            &left_wait, r + 1, wait_names[r % WAITS]);
     }
     if (src == TIMER) CHECK_SYS(timer_delete(timer));
     compat_join(worker_thread);
