@@ -34,7 +34,6 @@
 #include "libc/real_libc.h"
 #include "libc/shim.h"
 #include "process/credentials.h"
-#include "signals/interrupt.h"
 #include "sync/futex.h"
 #include "sync/shared_memory.h"
 
@@ -219,10 +218,7 @@ ARBRUN_EXPORT long syscall(long number, ...) {
         return r;
     }
     long result;
-    if (number == SYS_futex && arbrun::emulateFutex(a, &result)) {
-        arbrun::takeSignalsAfterCall();
-        return result;
-    }
+    if (number == SYS_futex && arbrun::emulateFutex(a, &result)) return result;
     if (arbrun::credentialCall(number, a, &result) ||  // credential state (credentials.h)
         arbrun::ioUringCall(number, a, &result)) {     // io_uring rings (io_uring.h)
         if (result >= 0) return result;
@@ -231,6 +227,5 @@ ARBRUN_EXPORT long syscall(long number, ...) {
     }
     result = ARBRUN_REAL(syscall)(number, a[0], a[1], a[2], a[3], a[4], a[5]);
     if (arbrun::changesMappings(number)) arbrun::noteMappingsChanged();
-    arbrun::takeSignalsAfterCall();
     return result;
 }
