@@ -324,6 +324,28 @@ int runDisposition(SignalThreadState* me, int sig, siginfo_t* info, void* contex
     return flags;
 }
 
+// Whether the kernel is restarting the system call the signal interrupted (the wrapper has
+// SA_RESTART): it set the interrupted context back on the `syscall` instruction (0f 05) with the
+// call's number in rax. rcx then holds the address after that instruction, which the instruction
+// itself wrote when the call began; that tells a restart from a signal that landed just before
+// the instruction, which has not written rcx yet (a loop whose rcx still holds it from the
+// previous round would be taken for a restart, a one-instruction window in such loops only).
+bool kernelRestarting(const void* context) {
+    const greg_t* r = static_cast<const ucontext_t*>(context)->uc_mcontext.gregs;
+    uint16_t insn;
+    std::memcpy(&insn, reinterpret_cast<const void*>(r[REG_RIP]), sizeof insn);
+    return insn == 0x050f && r[REG_RAX] >= 0 && r[REG_RAX] <= 1024 &&
+           r[REG_RCX] == r[REG_RIP] + 2;
+}
+
+// Makes the restarted call of `context` (kernelRestarting) return EINTR instead, as the kernel
+// does for a handler without SA_RESTART.
+void failRestartWithEintr(void* context) {
+    greg_t* r = static_cast<ucontext_t*>(context)->uc_mcontext.gregs;
+    r[REG_RAX] = -EINTR;
+    r[REG_RIP] += 2;
+}
+
 // Runs the program's handler from the kernel's signal frame (onSignal), recording it for a
 // handler that leaves without returning (restoreRealMaskIfLeft). The anchor is a stack address
 // below the interrupted code's frames and above the handler's.
@@ -334,7 +356,9 @@ void runInKernelContext(SignalThreadState* me, int sig, siginfo_t* info, void* c
         std::memcpy(&me->kernelHandlerMask, &static_cast<ucontext_t*>(context)->uc_sigmask,
                     sizeof me->kernelHandlerMask);
     }
-    runDisposition(me, sig, info, context);
+    const bool restarting = kernelRestarting(context);
+    const int flags = runDisposition(me, sig, info, context);
+    if (restarting && flags >= 0 && !(flags & SA_RESTART)) failRestartWithEintr(context);
     --me->kernelHandlers;
 }
 
@@ -546,10 +570,14 @@ void onSignal(int sig, siginfo_t* info, void* context) {
     errno = savedErrno;
 }
 
-void installWrapperLocked(int sig, int programFlags) {
+// The wrapper always has SA_RESTART: most of what it does is to record a signal the interrupted
+// thread blocks, which natively would not have interrupted its system call at all. Where it runs
+// a handler of the program's that has no SA_RESTART, it undoes the kernel's restart itself
+// (runInKernelContext).
+void installWrapperLocked(int sig) {
     struct sigaction sa {};
     sa.sa_sigaction = onSignal;
-    sa.sa_flags = SA_SIGINFO | (programFlags & SA_RESTART);
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigfillset(&sa.sa_mask);
     // A program's handler may issue a raw system call, which traps: a blocked SIGSYS would be
     // forced through with the default action (syscall_dispatch.h).
@@ -598,7 +626,7 @@ void ensureWrapped(int sig, bool helper) {
     struct sigaction current {};
     ARBRUN_REAL(sigaction)(sig, nullptr, &current);
     recordLocked(sig, current);
-    installWrapperLocked(sig, current.sa_flags);
+    installWrapperLocked(sig);
 }
 
 void ensureWrappedAll(uint64_t set) {
@@ -1120,7 +1148,7 @@ ARBRUN_EXPORT int sigaction(int sig, const struct sigaction* act, struct sigacti
         }
         if (act) {
             recordLocked(sig, *act);
-            installWrapperLocked(sig, act->sa_flags);
+            installWrapperLocked(sig);
         }
     }
     // A system call natively: pending signals are delivered on its way back. A signal that came
