@@ -160,7 +160,7 @@ bool onSyscallDispatchSignal(siginfo_t* info, void* ucontext) {
     uint64_t interruptedMask;
     std::memcpy(&interruptedMask, &uc->uc_sigmask, sizeof interruptedMask);
     const auto pc = uintptr_t(r[REG_RIP]);
-    const bool mayDispatch = c && t && t->carrier == c && interruptedMask == c->baseSigmask &&
+    const bool mayDispatch = c && t && t->carrier == c && atCarrierBaseMask(c, interruptedMask) &&
                              gRuntime->options.rawSyscallHandler && !isUnsafeForPreemption(pc);
     if (!mayDispatch) {
         r[REG_RAX] = rawSyscall(number, r[REG_RDI], r[REG_RSI], r[REG_RDX], r[REG_R10], r[REG_R8],

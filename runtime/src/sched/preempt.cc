@@ -201,6 +201,21 @@ void initPreemption() {
     }
 }
 
+namespace {
+// Signals the embedding layer blocks on carriers for flood control (embed/threads.h): whether a
+// carrier blocks them says nothing about a handler. Only ever gains bits (a relaxed read that
+// misses a bit just added takes a preemption for a handler: it is refused, and asked again).
+std::atomic<uint64_t> gHeldSignals{0};
+}  // namespace
+
+void noteCarrierHeldSignal(int sig) {
+    gHeldSignals.fetch_or(uint64_t{1} << (sig - 1), std::memory_order_relaxed);
+}
+
+bool atCarrierBaseMask(const Carrier* c, uint64_t mask) {
+    return ((mask ^ c->baseSigmask) & ~gHeldSignals.load(std::memory_order_relaxed)) == 0;
+}
+
 void recordCarrierSignalMask(Carrier* c) {
     uint64_t mask = 0;
     rawSyscall(SYS_rt_sigprocmask, SIG_BLOCK, 0, reinterpret_cast<long>(&mask), sizeof mask);
@@ -274,7 +289,7 @@ namespace {
 bool interruptedInHandler(const Carrier* c, const ucontext_t* uc) {
     uint64_t interruptedMask;
     std::memcpy(&interruptedMask, &uc->uc_sigmask, sizeof interruptedMask);
-    return interruptedMask != c->baseSigmask;
+    return !atCarrierBaseMask(c, interruptedMask);
 }
 
 // Makes the signal return into the preemption trampoline instead of the interrupted code, unless

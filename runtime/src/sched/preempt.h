@@ -31,6 +31,11 @@ void ensureFpStateKnown();
 void initPreemption();
 // A carrier records the signal mask it runs user threads with (its own kernel thread, at start).
 void recordCarrierSignalMask(Carrier* c);
+// Whether `mask` (an interrupted context's) is carrier c's base mask, but for the signals the
+// embedding layer holds (embed::noteHeldSignal): the carrier then runs no handler of the program's.
+bool atCarrierBaseMask(const Carrier* c, uint64_t mask);
+// embed::noteHeldSignal's record.
+void noteCarrierHeldSignal(int sig);
 // Monitor: asks the carrier running `core` to preempt its runner, which has not switched since
 // the core's switch count was `switches`. Refreshes the unsafe ranges first if objects were
 // loaded since the last look. No-op when preemption is off.

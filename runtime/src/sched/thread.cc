@@ -13,6 +13,7 @@
 #include "arbrt/thread.h"
 #include "arbrt/time.h"
 #include "platform/arch.h"
+#include "sched/preempt.h"
 #include "sched/runtime_state.h"
 #include "tls/glibc_tcb.h"
 
@@ -538,6 +539,10 @@ bool interruptCarrierOf(ThreadId thread, int sig) {
 
 void interruptTaken() {
     if (Carrier* c = currentCarrier()) c->interruptPending.exchange(0, std::memory_order_acq_rel);
+}
+
+void noteHeldSignal(int sig) {
+    detail::noteCarrierHeldSignal(sig);
 }
 
 }  // namespace arbrt::embed

@@ -42,4 +42,10 @@ bool interruptCarrierOf(ThreadId thread, int sig);
 // Callers of interruptCarrierOf() after this point send again.
 void interruptTaken();
 
+// The embedding layer may block `sig` on carriers from now on, at any time, for flood control:
+// a carrier's real mask that differs from its base mask only in such signals still counts as its
+// base mask (no handler of the program's runs there), for preemption and syscall dispatch.
+// Async-signal-safe.
+void noteHeldSignal(int sig);
+
 }  // namespace arbrt::embed
