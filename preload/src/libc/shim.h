@@ -56,6 +56,16 @@ inline arbrt::ThreadId userThread(pthread_t thread) {
 // threads are created on demand, not all at start-up, so after each one the handler is wrapped
 // (setxid.h) and streams are made lock-free again while the program has one thread
 // (stdio_locks.h). Returns 0 or an errno value.
+// Whether the calling kernel thread is one of those, or the program's first thread once it became
+// core 0's carrier or waits for main()'s user thread (false on a user thread, and on kernel
+// threads the program makes itself).
+bool onLibraryKernelThread();
+// Calls fn(tid) for each of them (async-signal-safe; a thread made or ended meanwhile may be
+// missed or seen).
+void forEachLibraryKernelThread(void (*fn)(int tid));
+// In a fork child, on the forking thread (a carrier, the only thread left): it is the only one.
+void resetLibraryKernelThreadsAfterFork();
+
 int createKernelThread(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*),
                        void* arg);
 

@@ -47,6 +47,7 @@ void parent() {
 void child() {
     sharedMappingsAfterFork();
     resetSetxidAfterFork();
+    resetLibraryKernelThreadsAfterFork();
     resetSignalsAfterFork();
     renewSignalfdsAfterFork();
     if (auto err = arbrt::childAfterFork(forkChildCores())) {

@@ -2,10 +2,12 @@
 // once), and runs the program's main() as a user thread.
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
@@ -13,6 +15,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <string>
 
@@ -25,6 +28,7 @@
 #include "arbrt/embed/tls.h"
 #include "arbrt/policy/arachne_estimator.h"
 #include "arbrt/policy/fast_estimator.h"
+#include "io/raw_syscall.h"
 #include "io/raw_syscalls.h"
 #include "libc/real_libc.h"
 #include "libc/shim.h"
@@ -32,6 +36,7 @@
 #include "process/fork.h"
 #include "process/own_runtime.h"
 #include "process/setxid.h"
+#include "signals/signal_queue.h"
 #include "signals/signals.h"
 #include "threads/cancel.h"
 #include "threads/classes.h"
@@ -77,6 +82,30 @@ bool arbiterReachable(const std::string& path, std::string* why) {
     if (!ok) *why = std::strerror(errno);
     close(fd);
     return ok;
+}
+
+// The kernel threads this library runs (carriers, monitor, helper, the thread that waits for
+// main()), never the program's own, by kernel tid: a thread-local flag would not do, since a
+// carrier's %fs is a user thread's TCB while it runs one and often while it idles. Each slot is
+// claimed by its thread (compare-exchange from 0) and cleared when that thread ends; read by
+// signal handlers. A thread that finds no free slot is simply not known (it never holds a flood).
+constexpr int kLibraryThreadSlots = 512;
+std::atomic<int> gLibraryThreads[kLibraryThreadSlots];
+
+void registerLibraryKernelThread() {
+    const int tid = int(rawSyscall(SYS_gettid));
+    for (std::atomic<int>& slot : gLibraryThreads) {
+        int expected = 0;
+        if (slot.compare_exchange_strong(expected, tid, std::memory_order_acq_rel)) return;
+    }
+}
+
+void unregisterLibraryKernelThread() {
+    int tid = int(rawSyscall(SYS_gettid));
+    for (std::atomic<int>& slot : gLibraryThreads) {
+        if (slot.compare_exchange_strong(tid, 0, std::memory_order_acq_rel)) return;
+        tid = int(rawSyscall(SYS_gettid));
+    }
 }
 
 // The core arbiter's client lives as long as the process (carriers use it until exit).
@@ -318,11 +347,13 @@ bool createMainThread(void* raw) {
 int mainTrampoline(int argc, char** argv, char** envp) {
     if (ensureStarted() != Mode::runtime) return gMain(argc, argv, envp);
     MainLaunch launch{{argc, argv, envp}};
+    registerLibraryKernelThread();  // core 0's carrier, or the thread that waits for main()
     arbrt::runCallerAsCoreZero(createMainThread, &launch);  // returns only when it cannot
     if (launch.err == -1) createMainThread(&launch);
     if (launch.err != 0) {
         logWarning("cannot create the main user thread (%s); running main natively",
                    strerror(launch.err));
+        unregisterLibraryKernelThread();
         return gMain(argc, argv, envp);
     }
     pthread_join(launch.thread, nullptr);  // returns only if main() called pthread_exit()
@@ -337,9 +368,60 @@ __attribute__((constructor(101))) void onLoad() {
 
 }  // namespace
 
+void forEachLibraryKernelThread(void (*fn)(int tid)) {
+    for (const std::atomic<int>& slot : gLibraryThreads) {
+        if (const int tid = slot.load(std::memory_order_acquire)) fn(tid);
+    }
+}
+
+void resetLibraryKernelThreadsAfterFork() {
+    for (std::atomic<int>& slot : gLibraryThreads) slot.store(0, std::memory_order_relaxed);
+    registerLibraryKernelThread();
+}
+
+bool onLibraryKernelThread() {
+    const int tid = int(rawSyscall(SYS_gettid));
+    for (const std::atomic<int>& slot : gLibraryThreads) {
+        if (slot.load(std::memory_order_acquire) == tid) return true;
+    }
+    return false;
+}
+
 int createKernelThread(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*),
                        void* arg) {
-    const int err = ARBRUN_REAL(pthread_create)(thread, attr, start, arg);
+    // The new thread starts with every signal blocked and takes the creator's mask only once it
+    // is known as the library's: a signal flood would otherwise find it unknown, and could keep
+    // it in the signal wrapper before it ran a single instruction of its own.
+    struct Start {
+        void* (*start)(void*);
+        void* arg;
+        uint64_t mask;
+    };
+    auto* entry = new (std::nothrow) Start{start, arg, 0};
+    if (!entry) return EAGAIN;
+    // Never SIGCANCEL and SIGSETXID (bits 31 and 32): glibc's set*id broadcast waits for every
+    // thread it knows to take SIGSETXID, and pthread_create below may wait for a lock it holds.
+    const uint64_t all = ~((uint64_t{1} << 31) | (uint64_t{1} << 32));
+    rawSyscall(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&all),
+               reinterpret_cast<long>(&entry->mask), long(sizeof all));
+    const uint64_t creatorMask = entry->mask;
+    entry->mask |= heldRealtimeSignals();  // held from its first instruction (signal_queue.h)
+    const int err = ARBRUN_REAL(pthread_create)(
+        thread, attr,
+        [](void* raw) -> void* {
+            const Start s = *static_cast<Start*>(raw);
+            delete static_cast<Start*>(raw);
+            registerLibraryKernelThread();
+            rawSyscall(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&s.mask), 0,
+                       long(sizeof s.mask));
+            void* result = s.start(s.arg);
+            unregisterLibraryKernelThread();
+            return result;
+        },
+        entry);
+    rawSyscall(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&creatorMask), 0,
+               long(sizeof creatorMask));
+    if (err != 0) delete entry;
     if (err == 0) {
         installSetxidHandler();
         relaxStdioLocks();

@@ -31,6 +31,7 @@
 #include "signals/interrupt.h"
 #include "signals/interrupted_at.h"
 #include "signals/kernel_sigaction.h"
+#include "signals/signal_queue.h"
 #include "signals/signalfd.h"
 #include "threads/cancel.h"
 #include "threads/thread_state.h"
@@ -83,12 +84,7 @@ struct Action {
 Action gActions[kMaxSignal + 1];
 SpinLock gActionLock;
 
-// --- The process-wide pending set and one siginfo per signal (standard signals do not queue;
-// neither do real-time ones here: a documented simplification). gInfoLock guards gInfo; handlers
-// only try it.
-std::atomic<uint64_t> gProcessPending{0};
-SpinLock gInfoLock;
-siginfo_t gInfo[kMaxSignal + 1];
+// --- The process-wide pending set and what it records of each signal: signal_queue.h.
 // The thread chosen to take each process-pending signal, as the kernel chooses one to wake: only it
 // takes the signal at its interruptible points (null: any thread that does not block it). Set
 // before the signal's pending bit by whoever records it (the main thread when it wants it) and by
@@ -334,8 +330,7 @@ bool kernelRestarting(const void* context) {
     const greg_t* r = static_cast<const ucontext_t*>(context)->uc_mcontext.gregs;
     uint16_t insn;
     std::memcpy(&insn, reinterpret_cast<const void*>(r[REG_RIP]), sizeof insn);
-    return insn == 0x050f && r[REG_RAX] >= 0 && r[REG_RAX] <= 1024 &&
-           r[REG_RCX] == r[REG_RIP] + 2;
+    return insn == 0x050f && r[REG_RAX] >= 0 && r[REG_RAX] <= 1024 && r[REG_RCX] == r[REG_RIP] + 2;
 }
 
 // Makes the restarted call of `context` (kernelRestarting) return EINTR instead, as the kernel
@@ -396,7 +391,7 @@ Outstanding worse(Outstanding a, Outstanding b) {
 // kernel does), else one waiting for it in sigwait, else one that does not block it, and alerts
 // it. Runs in normal context (the helper thread).
 Outstanding distribute(int sig) {
-    if (!(gProcessPending.load(std::memory_order_seq_cst) & bit(sig))) return Outstanding::none;
+    if (!(processPendingSignals() & bit(sig))) return Outstanding::none;
     arbrt::ThreadId pick{};
     gRegistryLock.lock();
     if (SignalThreadState* leader = gLeader.load(std::memory_order_relaxed);
@@ -462,10 +457,17 @@ void helperLoop() {
     long waitNs = 0;  // 0: nothing outstanding
     for (;;) {
         if (gHelperWord.exchange(0, std::memory_order_acquire) == 0) {
+            // Held signals with room in the record reach it through this thread while it waits,
+            // in its window (signal_queue.h). One delivered as the mask opens sets gHelperWord
+            // through pendProcess: the wait below then returns at once.
+            const uint64_t receive = openHelperWindow();
+            if (receive) setRealMask(~receive, nullptr);
             timespec pause{0, waitNs};
             rawSyscall(SYS_futex, reinterpret_cast<long>(&gHelperWord), FUTEX_WAIT_PRIVATE, 0,
                        waitNs ? reinterpret_cast<long>(&pause) : 0);
+            if (receive) setRealMask(~uint64_t{0}, nullptr);
         }
+        if (heldSignals()) closeHelperWindow();
         // A cancellation is retried only once its own SIGCANCEL had time to act: a second one
         // right behind it would only reach the thread while it unwinds (watchAsyncCancel).
         const bool retryCancels =
@@ -473,7 +475,7 @@ void helperLoop() {
             uint64_t(kRunningRetryNs);
         Outstanding left = realertThreads(retryCancels);
         if (!retryCancels) left = worse(left, Outstanding::running);
-        uint64_t sigs = gProcessPending.load(std::memory_order_seq_cst);
+        uint64_t sigs = processPendingSignals();
         while (sigs) {
             const int sig = __builtin_ctzll(sigs) + 1;
             sigs &= sigs - 1;
@@ -522,15 +524,16 @@ std::atomic<bool> gHelperStarted{false};  // below, with the helper's start
 // Records a process-directed signal and has it handed to a thread. Async-signal-safe. Before the
 // helper exists only SIGSYS is wrapped (catchTrappedSyscalls), for syscall user dispatch, while
 // the program has never set its disposition (that starts the helper first): SIG_DFL, or a SIG_IGN
-// inherited across exec. A kill of SIGSYS then gets what the kernel would give it.
-void pendProcess(int sig, const siginfo_t* info) {
+// inherited across exec. A kill of SIGSYS then gets what the kernel would give it. Returns whether
+// the signal floods (recordProcessSignal): the receiving kernel thread should hold it.
+bool pendProcess(int sig, const siginfo_t* info) {
     if (!gHelperStarted.load(std::memory_order_acquire)) [[unlikely]] {
         if (gActions[sig].handler.load(std::memory_order_acquire) ==
             reinterpret_cast<void*>(SIG_DFL)) {
             defaultAction(sig);
-            return;
+            return false;
         }
-        if (ignoredNow(sig)) return;
+        if (ignoredNow(sig)) return false;
     }
     SignalThreadState* leader = gLeader.load(std::memory_order_relaxed);
     if (leader && wants(leader, sig)) {
@@ -539,15 +542,10 @@ void pendProcess(int sig, const siginfo_t* info) {
     } else {
         gTaker[sig].store(nullptr, std::memory_order_release);
     }
-    if (gInfoLock.tryLock()) {
-        if (!(gProcessPending.load(std::memory_order_relaxed) & bit(sig))) gInfo[sig] = *info;
-        gProcessPending.fetch_or(bit(sig), std::memory_order_seq_cst);
-        gInfoLock.unlock();
-    } else {
-        gProcessPending.fetch_or(bit(sig), std::memory_order_seq_cst);
-    }
+    const bool floods = recordProcessSignal(sig, *info);
     notifySignalfds(sig);
     wakeHelper();
+    return floods;
 }
 
 // The kernel-side handler of every wrapped signal (all real signals blocked while it runs).
@@ -564,8 +562,10 @@ void onSignal(int sig, siginfo_t* info, void* context) {
         // Here and now, unless it is process-directed and the main thread wants it (the helper
         // hands it to that thread then).
         runInKernelContext(me, sig, info, context);
-    } else {
-        pendProcess(sig, info);
+    } else if (pendProcess(sig, info) && sig != SIGSYS && (me || onLibraryKernelThread())) {
+        // Never on a kernel thread of the program's own, whose real mask is its business; never
+        // SIGSYS, which syscall user dispatch raises.
+        holdInKernel(sig, context);
     }
     errno = savedErrno;
 }
@@ -620,13 +620,16 @@ void ensureWrapped(int sig, bool helper) {
     if (gActions[sig].wrapped.load(std::memory_order_acquire)) return;
     initCodeRanges();
     if (helper) startHelperOnce();
-    RealSignalsBlocked blocked;
-    std::lock_guard<SpinLock> lock(gActionLock);
-    if (gActions[sig].wrapped.load(std::memory_order_relaxed)) return;
-    struct sigaction current {};
-    ARBRUN_REAL(sigaction)(sig, nullptr, &current);
-    recordLocked(sig, current);
-    installWrapperLocked(sig);
+    {
+        RealSignalsBlocked blocked;
+        std::lock_guard<SpinLock> lock(gActionLock);
+        if (gActions[sig].wrapped.load(std::memory_order_relaxed)) return;
+        struct sigaction current {};
+        ARBRUN_REAL(sigaction)(sig, nullptr, &current);
+        recordLocked(sig, current);
+        installWrapperLocked(sig);
+    }
+    holdEverywhere(sig);  // a real-time one (signal_queue.h)
 }
 
 void ensureWrappedAll(uint64_t set) {
@@ -635,6 +638,41 @@ void ensureWrappedAll(uint64_t set) {
         set &= set - 1;
         ensureWrapped(sig);
     }
+}
+
+// A thread that found the helper's window open: keeps it from reopening (once) and wakes the
+// helper, which closes it at once; then lets the helper go on (reopenHelperWindow).
+void waitForHelperWindowToShut(bool* shut) {
+    if (!*shut) {
+        keepHelperWindowShut(true);
+        *shut = true;
+    }
+    wakeHelper();
+    rawSyscall(SYS_sched_yield);
+}
+
+void reopenHelperWindow() {
+    keepHelperWindowShut(false);
+    wakeHelper();
+}
+
+// Before a look at the process-pending signals in `set` that must see what natively would be
+// pending now (a take that does not wait, sigpending, a mask that unblocks): what the kernel
+// keeps of held ones comes into the record first (signal_queue.h). While the helper's window is
+// open the helper is woken to close it, which is short.
+void refillBeforeLook(uint64_t set) {
+    // Only where the record has nothing: what it has is older than what the kernel keeps.
+    set &= heldSignals() & ~processPendingSignals();
+    if (!set) return;
+    bool shut = false;
+    for (;;) {
+        {
+            RealSignalsBlocked blocked;  // the record's lock is taken by handlers
+            if (refillHeldSignals(set)) break;
+        }
+        waitForHelperWindowToShut(&shut);
+    }
+    if (shut) reopenHelperWindow();
 }
 
 // Takes pending `sig` for `me`: thread-directed first (with its queued value), else
@@ -660,19 +698,30 @@ bool takeSignal(SignalThreadState* me, int sig, siginfo_t* info) {
         }
         return true;
     }
-    RealSignalsBlocked blocked;  // gInfoLock is tried by handlers on this kernel thread
-    std::lock_guard<SpinLock> lock(gInfoLock);
-    if (!(gProcessPending.fetch_and(~bit(sig), std::memory_order_acq_rel) & bit(sig))) {
-        return false;
+    bool drained = false;
+    bool shut = false;
+    TakeResult result;
+    for (;;) {
+        {
+            RealSignalsBlocked blocked;  // the record's lock is taken by handlers
+            result = takeProcessSignal(sig, info, &drained);
+        }
+        if (result != TakeResult::helperBusy) break;
+        waitForHelperWindowToShut(&shut);
     }
-    *info = gInfo[sig];
-    info->si_signo = sig;
+    if (shut) reopenHelperWindow();
+    if (result == TakeResult::none) return false;
+    // The kernel keeps no more of a flooded signal: this carrier receives it again (unless a
+    // handler runs in kernel context here, whose sigreturn restores the mask it interrupted).
+    if (drained && me->kernelHandlers == 0) releaseHeldSignal(sig);
+    // More instances, or room in a held signal's record: the helper hands out or refills.
+    if ((heldSignals() & bit(sig)) || (processPendingSignals() & bit(sig))) wakeHelper();
     return true;
 }
 
 // The process-pending signals `me` may take: those chosen for it or for nobody in particular.
 uint64_t processPendingFor(const SignalThreadState* me) {
-    uint64_t pending = gProcessPending.load(std::memory_order_seq_cst);
+    uint64_t pending = processPendingSignals();
     for (uint64_t bits = pending; bits; bits &= bits - 1) {
         const int sig = __builtin_ctzll(bits) + 1;
         const SignalThreadState* taker = gTaker[sig].load(std::memory_order_acquire);
@@ -688,6 +737,7 @@ uint64_t pendingFor(const SignalThreadState* me) {
 // Takes the lowest pending signal in `set` that `me` may take (pendingFor), with its info; 0 when
 // there is none. A signal another thread took first is looked for again.
 int takePendingIn(SignalThreadState* me, uint64_t set, siginfo_t* info) {
+    refillBeforeLook(set);
     for (;;) {
         const uint64_t mine = pendingFor(me) & set;
         if (!mine) return 0;
@@ -826,6 +876,7 @@ int setMask(int how, const sigset_t* set, sigset_t* old) {
         }
         ensureWrappedAll(next & ~current);
         me->blocked.store(next, std::memory_order_seq_cst);  // what it unblocks it takes below
+        refillBeforeLook(current & ~next);  // natively delivered before the call returns
     }
     if (old) fromMask(current, old);
     if (signalDeliverable()) {
@@ -1011,11 +1062,10 @@ void resetSignalsAfterFork() {
     // holds the survivor alone (the others' states belong to stale threads), and nothing is
     // pending (a child starts with an empty pending set).
     new (&gActionLock) SpinLock();
-    new (&gInfoLock) SpinLock();
     new (&gQueueLock) SpinLock();
     new (&gRegistryLock) SpinLock();
     gRegistryHead = nullptr;
-    gProcessPending.store(0, std::memory_order_relaxed);
+    resetProcessSignalsAfterFork();
     for (std::atomic<SignalThreadState*>& taker : gTaker) taker.store(nullptr);
     gHelperWord.store(0, std::memory_order_relaxed);
     for (Queued& q : gQueue) q.owner = nullptr;
@@ -1079,7 +1129,9 @@ int takeSignalIn(uint64_t set, siginfo_t* info) {
 
 bool signalPendingFor(uint64_t set) {
     const SignalThreadState* me = selfSignals();
-    return me && (pendingFor(me) & set) != 0;
+    if (!me) return false;
+    refillBeforeLook(set);
+    return (pendingFor(me) & set) != 0;
 }
 
 bool signalDeliverable() {
@@ -1151,6 +1203,7 @@ ARBRUN_EXPORT int sigaction(int sig, const struct sigaction* act, struct sigacti
             installWrapperLocked(sig);
         }
     }
+    holdEverywhere(sig);  // a real-time one, once its wrapper is in (signal_queue.h)
     // A system call natively: pending signals are delivered on its way back. A signal that came
     // while every real one was blocked above was deferred to this thread's next such point, and
     // a loop of sigaction calls (stress-ng's) would otherwise never reach one.
@@ -1191,7 +1244,8 @@ ARBRUN_EXPORT int sigprocmask(int how, const sigset_t* set, sigset_t* old) {
 ARBRUN_EXPORT int sigpending(sigset_t* set) {
     SignalThreadState* me = selfSignals();
     if (!me) return ARBRUN_REAL(sigpending)(set);
-    fromMask((me->pending.load() | gProcessPending.load()) & me->blocked.load(), set);
+    refillBeforeLook(me->blocked.load());
+    fromMask((me->pending.load() | processPendingSignals()) & me->blocked.load(), set);
     return 0;
 }
 

@@ -5,7 +5,10 @@
 //   wrapper in the kernel for every signal the program handles, blocks or waits for (never for
 //   SIGKILL/SIGSTOP, or glibc's internal SIGCANCEL/SIGSETXID). Carriers and other kernel threads
 //   keep their real masks as they are (nothing the program handles is blocked there), so the kernel
-//   may deliver a process-directed signal to any of them; the wrapper then decides.
+//   may deliver a process-directed signal to any of them; the wrapper then decides. The exception
+//   is flood control (signal_queue.h): real-time signals, and a standard one that arrives again
+//   while pending, are held in the kernel's queue, blocked on the library's kernel threads, and
+//   taken from it one kernel thread at a time, so that they queue in order as natively.
 // - Masks are virtual (SignalThreadState::blocked). The wrapper runs the program's handler right
 //   away on the interrupted user thread when that thread does not block the signal, was not
 //   interrupted inside this library or the context switch (interruptedInLibrary: its own text and

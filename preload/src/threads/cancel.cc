@@ -20,6 +20,7 @@
 #include "libc/unwinder.h"
 #include "signals/interrupt.h"
 #include "signals/kernel_sigaction.h"
+#include "signals/signal_queue.h"
 #include "signals/signals.h"
 
 namespace arbrun {
@@ -65,6 +66,10 @@ bool actionable(int word) {
 void onCancelSignal(int, siginfo_t* info, void* context) {
     // Raw: a pc in libc's getpid would let a pending signal run its handler nested in here.
     if (info->si_pid != pid_t(rawSyscall(SYS_getpid))) return;
+    if (info->si_code == SI_QUEUE && info->si_value.sival_int == kHoldRefresh) {
+        adoptHeldSignals(context);  // any library kernel thread, user thread or not
+        return;
+    }
     const bool retry = info->si_code == SI_QUEUE && info->si_value.sival_int == kAsyncCancelRetry;
     if (info->si_code != SI_TKILL && !retry) return;
     arbrt::embed::interruptTaken();  // before reading the state the senders published
