@@ -204,7 +204,13 @@ ssize_t readSignalfd(int fd, void* buf, size_t count) {
             }
             if (signalPendingFor(mask)) signalEventfd(fd);  // some left (or arrived meanwhile)
         }
-        if (taken > 0) return ssize_t(taken * sizeof(signalfd_siginfo));
+        if (taken > 0) {
+            // Signals the thread does not block run their handlers on the way out, as the kernel
+            // delivers them when a read returns (a reader kept busy by a flood still sees its
+            // SIGALRM).
+            takeSignalsAfterCall();
+            return ssize_t(taken * sizeof(signalfd_siginfo));
+        }
         if (isNonBlocking(fd)) {
             errno = EAGAIN;
             return -1;
