@@ -5,7 +5,7 @@
 #   NAME: pigz | xz | zstd | x264 | sysbench-threads | sysbench-mutex | python3 | memcached |
 #         java | node | go-cgo | go-static | setpriv | su | memcached-user | fio-psync |
 #         fio-io_uring | stress-ng-pthread | stress-ng-mutex | stress-ng-sem | stress-ng-futex |
-#         stress-ng-sigsegv | stress-ng-signest | stress-ng-schedpolicy
+#         stress-ng-sigsegv | stress-ng-signest | stress-ng-schedpolicy | stress-ng-sigfd
 #
 # Environment:
 #   ARBRUN          path to build/bin/arbrun; empty or unset: native runs only
@@ -497,9 +497,9 @@ pigz | xz | zstd | x264 | sysbench-threads | sysbench-mutex | python3 | memcache
 java | node | go-cgo | go-static) ;;
 setpriv | su | memcached-user | fio-psync | fio-io_uring) ;;
 stress-ng-pthread | stress-ng-mutex | stress-ng-sem | stress-ng-futex) ;;
-stress-ng-sigsegv | stress-ng-signest | stress-ng-schedpolicy) ;;
+stress-ng-sigsegv | stress-ng-signest | stress-ng-schedpolicy | stress-ng-sigfd) ;;
 *)
-    echo "usage: $0 pigz|xz|zstd|x264|sysbench-threads|sysbench-mutex|python3|memcached|java|node|go-cgo|go-static|setpriv|su|memcached-user|fio-psync|fio-io_uring|stress-ng-{pthread,mutex,sem,futex,sigsegv,signest,schedpolicy}" >&2
+    echo "usage: $0 pigz|xz|zstd|x264|sysbench-threads|sysbench-mutex|python3|memcached|java|node|go-cgo|go-static|setpriv|su|memcached-user|fio-psync|fio-io_uring|stress-ng-{pthread,mutex,sem,futex,sigsegv,signest,schedpolicy,sigfd}" >&2
     exit 2
     ;;
 esac
@@ -531,5 +531,9 @@ stress-ng-futex) run_stressng futex 2 ;;
 stress-ng-sigsegv) run_stressng sigsegv 2 ;;       # fault, handler, siglongjmp, sigaction in a loop
 stress-ng-signest) run_stressng signest 2 ;;       # nested handlers on an alternate stack, FORTIFY
 stress-ng-schedpolicy) run_stressng schedpolicy 2 ;; # every policy, sched_setattr included
+# A child sigqueue()s as fast as it can to a parent that reads a signalfd. RLIMIT_SIGPENDING counts
+# every signal pending for the user, so the flood is kept to 1,024 of them: tests of the same user
+# run beside this one must not be turned away.
+stress-ng-sigfd) ulimit -i 1024 && run_stressng sigfd 2 ;;
 esac
 echo "ok real $name"
