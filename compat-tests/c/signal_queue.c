@@ -50,20 +50,25 @@ static void check_none_left(int sig, const char* what) {
 
 // ---- 1. real-time signals queue, in order, with their values --------------------------------
 
-static void queue_in_order(void) {
+// Forks a child that sigqueue()s `sig` to this process `count` times, with values 0..count-1 (a
+// send the kernel turns away with EAGAIN is tried again), and exits 0.
+static pid_t start_sender(int sig, int count) {
     const pid_t parent = getpid();
     pid_t child = fork();
     CHECK_SYS(child);
-    if (child == 0) {
-        for (int i = 0; i < QUEUED; i++) {
-            union sigval v = {.sival_int = i};
-            while (sigqueue(parent, SIGRTMIN, v) != 0) {
-                if (errno != EAGAIN) _exit(2);
-                sched_yield();
-            }
+    if (child) return child;
+    for (int i = 0; i < count; i++) {
+        union sigval v = {.sival_int = i};
+        while (sigqueue(parent, sig, v) != 0) {
+            if (errno != EAGAIN) _exit(2);
+            sched_yield();
         }
-        _exit(0);
     }
+    _exit(0);
+}
+
+static void queue_in_order(void) {
+    pid_t child = start_sender(SIGRTMIN, QUEUED);
     int status;
     CHECK_SYS(waitpid(child, &status, 0));
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "sender ended with status %#x", status);
@@ -221,19 +226,7 @@ static void handled_instances(void) {
     sa.sa_sigaction = on_rt;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     CHECK_SYS(sigaction(sig, &sa, NULL));
-    const pid_t parent = getpid();
-    pid_t child = fork();
-    CHECK_SYS(child);
-    if (child == 0) {
-        for (int i = 0; i < HANDLED; i++) {
-            union sigval v = {.sival_int = i};
-            while (sigqueue(parent, sig, v) != 0) {
-                if (errno != EAGAIN) _exit(2);
-                sched_yield();
-            }
-        }
-        _exit(0);
-    }
+    pid_t child = start_sender(sig, HANDLED);
     sigset_t s = only(sig);
     CHECK_RC(pthread_sigmask(SIG_UNBLOCK, &s, NULL), 0);
     int status;

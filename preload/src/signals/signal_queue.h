@@ -8,18 +8,20 @@
 // record busy and could only set the bit).
 //
 // Flood control. Carriers never block the program's signals of their own accord (signals.h), so
-// the kernel hands every instance to the wrapper at once, whatever the program's masks say. A
-// sender faster than the program's taker would then keep the receiving carriers inside the
+// the kernel would hand every instance to the wrapper at once, whatever the program's masks say.
+// A sender faster than the program's taker would then keep the receiving carriers inside the
 // wrapper (natively the signal stays queued in the kernel, which turns the sender away with
-// EAGAIN at RLIMIT_SIGPENDING), and real-time instances beyond a bounded record would be lost. So
-// a kernel thread that records a standard signal already pending, or any real-time one, blocks
-// it in its real mask from then on (holdInKernel), and the kernel keeps what follows. The helper
-// thread receives held signals while it waits (openHelperWindow), and whoever looks at the record
-// first moves what the kernel keeps into it (refillHeldSignals), one kernel thread at a time, so
-// instances are recorded in the kernel's order. A standard signal's taker discards what the
-// kernel kept meanwhile (it arrived while one was pending) and its carrier unblocks the signal
-// again (releaseHeldSignal). Real-time signals stay held: two carriers receiving at once could
-// record two instances in the wrong order.
+// EAGAIN at RLIMIT_SIGPENDING), and real-time instances beyond a bounded record would be lost.
+// So signals are held in the kernel's queue, blocked in the real masks of this library's kernel
+// threads: a real-time one on all of them from the moment its wrapper is installed
+// (holdEverywhere), a standard one by a thread that records it while it is already pending
+// (holdInKernel). One kernel thread at a time then takes instances from the kernel's queue, so
+// they are recorded in its order: the helper while it waits with the held signals that have room
+// unblocked (its window, openHelperWindow), or, with the window shut, whoever looks at the record
+// and must see what natively would be pending (refillHeldSignals, takeProcessSignal). A standard
+// signal's taker discards what the kernel kept meanwhile (it arrived while one was pending) and
+// its carrier unblocks the signal again (releaseHeldSignal). Real-time signals stay held: two
+// carriers receiving at once could record two instances in the wrong order.
 #pragma once
 
 #include <signal.h>
@@ -90,8 +92,9 @@ void closeHelperWindow();
 // false once done, and wake the helper again.
 void keepHelperWindowShut(bool shut);
 
-// In a fork child (nothing is pending in a new process): forgets every record and every hold, and
-// unblocks on the forking thread what it held.
+// In a fork child (nothing is pending in a new process): forgets every record and the standard
+// signals' holds, which the forking thread unblocks; real-time ones stay held (their wrappers stay,
+// and the child's kernel threads are made from this one's mask).
 void resetProcessSignalsAfterFork();
 
 }  // namespace arbrun
