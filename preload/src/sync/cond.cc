@@ -14,6 +14,7 @@
 
 #include "arbrt/arbrt.h"
 #include "arbrt/embed/resume_point.h"
+#include "libc/pthread_fields.h"
 #include "libc/real_libc.h"
 #include "libc/shim.h"
 #include "signals/interrupt.h"
@@ -22,12 +23,6 @@
 #include "sync/relaxed_field.h"
 #include "sync/wait_hooks.h"
 #include "threads/cancel.h"
-
-// glibc's exported (pre-2.34 ABI) cleanup registration on the thread's `cleanup` chain, which
-// pthread_exit's unwinding and siglongjmp's run (not declared in the public headers).
-extern "C" void _pthread_cleanup_push(_pthread_cleanup_buffer* buffer, void (*routine)(void*),
-                                      void* arg);
-extern "C" void _pthread_cleanup_pop(_pthread_cleanup_buffer* buffer, int execute);
 
 namespace arbrun {
 namespace {
@@ -58,6 +53,38 @@ void relock(void* m) {
     mutexLock(static_cast<pthread_mutex_t*>(m), arbrt::kNoDeadline);
 }
 
+// The calling thread's TCB (glibc's THREAD_SELF, %fs:0x10), without a call into libc.
+void* selfTcbInline() {
+    void* tcb;
+    asm volatile("movq %%fs:0x10, %0" : "=r"(tcb));
+    return tcb;
+}
+
+// Links `buffer` (relock of `m`) on the thread's cleanup chain, which pthread_exit's unwinding
+// and siglongjmp run, as glibc's _pthread_cleanup_push does, and unlinks it again. Inline, not
+// glibc's functions: a signal landing in libc's text counts as landing in the program
+// (interruptedInLibrary), so a handler run there in kernel context that left by siglongjmp
+// while the buffer was half linked, or already unlinked before the mutex was re-taken, skipped
+// the re-lock (the condvar's mutex was free after the jump). The signal fences keep the stores
+// in order for a handler on this thread.
+void pushRelock(_pthread_cleanup_buffer* buffer, pthread_mutex_t* m) {
+    auto& chain =
+        pthread_field::at<_pthread_cleanup_buffer*>(selfTcbInline(), pthread_field::kCleanup);
+    buffer->__routine = relock;
+    buffer->__arg = m;
+    buffer->__prev = chain;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    chain = buffer;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+}
+
+void popRelock(_pthread_cleanup_buffer* buffer) {
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    pthread_field::at<_pthread_cleanup_buffer*>(selfTcbInline(), pthread_field::kCleanup) =
+        buffer->__prev;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+}
+
 int wait(pthread_cond_t* c, pthread_mutex_t* m, uint64_t deadlineNs) {
     if (mutexPassesThrough(m)) return EINVAL;  // a process-shared mutex needs a process-shared cond
     const uint32_t observed = arbrt::words::condBeginWait(words(c));
@@ -79,9 +106,9 @@ int wait(pthread_cond_t* c, pthread_mutex_t* m, uint64_t deadlineNs) {
             actOnCancel();
         }
         _pthread_cleanup_buffer relockOnExit;
-        _pthread_cleanup_push(&relockOnExit, relock, m);
+        pushRelock(&relockOnExit, m);
         runSignalHandlers();
-        _pthread_cleanup_pop(&relockOnExit, 0);
+        popRelock(&relockOnExit);
     }
     // Re-lock even after a time-out, as POSIX requires; an error here means the mutex was misused.
     mutexLock(m, arbrt::kNoDeadline);
