@@ -734,12 +734,21 @@ uint64_t pendingFor(const SignalThreadState* me) {
     return me->pending.load(std::memory_order_seq_cst) | processPendingFor(me);
 }
 
-// Takes the lowest pending signal in `set` that `me` may take (pendingFor), with its info; 0 when
-// there is none. A signal another thread took first is looked for again.
+// What the sigwait family and signalfd reads of `me` may take: its own pending signals and every
+// process-pending one, whichever thread the helper chose to hand it to. Natively any thread's
+// sigtimedwait dequeues from the process's queue; the choice only says whom to wake, and a choice
+// of a thread that is exiting would otherwise hide the signal from a zero-timeout take until the
+// helper chose again.
+uint64_t takeablePendingFor(const SignalThreadState* me) {
+    return me->pending.load(std::memory_order_seq_cst) | processPendingSignals();
+}
+
+// Takes the lowest pending signal in `set` that `me` may take (takeablePendingFor), with its info;
+// 0 when there is none. A signal another thread took first is looked for again.
 int takePendingIn(SignalThreadState* me, uint64_t set, siginfo_t* info) {
     refillBeforeLook(set);
     for (;;) {
-        const uint64_t mine = pendingFor(me) & set;
+        const uint64_t mine = takeablePendingFor(me) & set;
         if (!mine) return 0;
         const int sig = __builtin_ctzll(mine) + 1;
         if (takeSignal(me, sig, info)) return sig;
@@ -1131,7 +1140,7 @@ bool signalPendingFor(uint64_t set) {
     const SignalThreadState* me = selfSignals();
     if (!me) return false;
     refillBeforeLook(set);
-    return (pendingFor(me) & set) != 0;
+    return (takeablePendingFor(me) & set) != 0;
 }
 
 bool signalDeliverable() {

@@ -98,8 +98,9 @@ class TemporarySignalMask {
 };
 
 // For signalfd reads (signalfd.h), on a user thread: takes one pending signal in `set` that the
-// calling thread may take (its own, or a process-directed one chosen for it or for nobody), as
-// the sigwait family does, whether the thread blocks it or not; returns it (0: none) and its info.
+// calling thread may take (its own, or any process-directed one, whichever thread was chosen to
+// be woken for it), as the sigwait family does, whether the thread blocks it or not; returns it
+// (0: none) and its info.
 int takeSignalIn(uint64_t set, siginfo_t* info);
 // Whether the calling user thread has such a signal pending.
 bool signalPendingFor(uint64_t set);
