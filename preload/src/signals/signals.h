@@ -15,9 +15,10 @@
 //   its raw system calls; where it sets masks or asks for ids on a user thread it uses raw calls,
 //   not libc's, whose pc would count as the program's), and the signal is not a
 //   process-directed one the main thread wants; otherwise the signal becomes process-pending and
-//   one thread is chosen to take it (gTaker; only it takes it): the main thread if it wants it (as
-//   the kernel chooses), else a sigwait-er for it, else another user thread that does not block
-//   it. The chosen thread is alerted (alertThread: woken from an interruptible wait, interrupted
+//   one thread is chosen to take it (gTaker; only it runs its handler for it, while the sigwait
+//   family and signalfd reads of any thread may take it, as natively): the main thread if it
+//   wants it (as the kernel chooses), else a sigwait-er for it, else another user thread that
+//   does not block it. The chosen thread is alerted (alertThread: woken from an interruptible wait, interrupted
 //   where it runs), and alerted again until it takes the signal (the helper thread's loop).
 //   Pending signals are taken at interruptible points: waits (interrupt.h), sleeps, sigmask
 //   changes, sched_yield, syscall() returns, pthread_testcancel, a safe point of a running thread.
