@@ -18,9 +18,9 @@
 //   one thread is chosen to take it (gTaker; only it runs its handler for it, while the sigwait
 //   family and signalfd reads of any thread may take it, as natively): the main thread if it
 //   wants it (as the kernel chooses), else a sigwait-er for it, else another user thread that
-//   does not block it. The chosen thread is alerted (alertThread: woken from an interruptible wait, interrupted
-//   where it runs), and alerted again until it takes the signal (the helper thread's loop).
-//   Pending signals are taken at interruptible points: waits (interrupt.h), sleeps, sigmask
+//   does not block it. The chosen thread is alerted (alertThread: woken from an interruptible wait,
+//   interrupted where it runs), and alerted again until it takes the signal (the helper thread's
+//   loop). Pending signals are taken at interruptible points: waits (interrupt.h), sleeps, sigmask
 //   changes, sched_yield, syscall() returns, pthread_testcancel, a safe point of a running thread.
 // - A signal the program ignores, sent to a thread that does not block it, is discarded when sent
 //   (the kernel's rule); until a signal is wrapped, the kernel's disposition is the program's.
