@@ -320,21 +320,29 @@ int runDisposition(SignalThreadState* me, int sig, siginfo_t* info, void* contex
     return flags;
 }
 
-// Whether the kernel is restarting the system call the signal interrupted (the wrapper has
-// SA_RESTART): it set the interrupted context back on the `syscall` instruction (0f 05) with the
-// call's number in rax. rcx then holds the address after that instruction, which the instruction
-// itself wrote when the call began; that tells a restart from a signal that landed just before
-// the instruction, which has not written rcx yet (a loop whose rcx still holds it from the
-// previous round would be taken for a restart, a one-instruction window in such loops only).
-bool kernelRestarting(const void* context) {
+// Whether the interrupted context stands on a `syscall` instruction (0f 05) with a call's number
+// in rax: where the kernel leaves a call it restarts (the handler has SA_RESTART), and where a
+// signal that lands just before the instruction finds it too.
+bool atSyscallInstruction(const void* context) {
     const greg_t* r = static_cast<const ucontext_t*>(context)->uc_mcontext.gregs;
     uint16_t insn;
     std::memcpy(&insn, reinterpret_cast<const void*>(r[REG_RIP]), sizeof insn);
-    return insn == 0x050f && r[REG_RAX] >= 0 && r[REG_RAX] <= 1024 && r[REG_RCX] == r[REG_RIP] + 2;
+    return insn == 0x050f && r[REG_RAX] >= 0 && r[REG_RAX] <= 1024;
 }
 
-// Makes the restarted call of `context` (kernelRestarting) return EINTR instead, as the kernel
-// does for a handler without SA_RESTART.
+// Whether the kernel is restarting the system call the signal interrupted (the wrapper has
+// SA_RESTART): back on its `syscall` instruction (atSyscallInstruction), with rcx holding the
+// address after that instruction, which the instruction itself wrote when the call began; that
+// tells a restart from a signal that landed just before the instruction, which has not written
+// rcx yet (a loop whose rcx still holds it from the previous round would be taken for a restart,
+// a one-instruction window in such loops only).
+bool kernelRestarting(const void* context) {
+    const greg_t* r = static_cast<const ucontext_t*>(context)->uc_mcontext.gregs;
+    return atSyscallInstruction(context) && r[REG_RCX] == r[REG_RIP] + 2;
+}
+
+// Makes the call of `context` the kernel was restarting return EINTR instead, as the kernel does
+// for a handler without SA_RESTART.
 void failRestartWithEintr(void* context) {
     greg_t* r = static_cast<ucontext_t*>(context)->uc_mcontext.gregs;
     r[REG_RAX] = -EINTR;
@@ -1026,15 +1034,10 @@ ProgramSyscallFrame* markProgramSyscall(ProgramSyscallFrame* frame) {
 void cutBlockingCallShort(void* ucontext) {
     SignalThreadState* me = selfSignals();
     if (!me || !me->inBlockingCall) return;
-    auto* uc = static_cast<ucontext_t*>(ucontext);
-    greg_t* r = uc->uc_mcontext.gregs;
-    // The kernel's restart (SIGCANCEL has SA_RESTART): back on the `syscall` instruction (0f 05)
-    // with the call's number in rax. Calls the kernel does not restart already return EINTR.
-    uint16_t insn;
-    std::memcpy(&insn, reinterpret_cast<const void*>(r[REG_RIP]), sizeof insn);
-    if (insn != 0x050f || r[REG_RAX] < 0 || r[REG_RAX] > 1024) return;
-    r[REG_RAX] = -EINTR;
-    r[REG_RIP] += 2;
+    // The kernel's restart (SIGCANCEL has SA_RESTART). Calls the kernel does not restart already
+    // return EINTR.
+    if (!atSyscallInstruction(ucontext)) return;
+    failRestartWithEintr(ucontext);
     me->blockingCallCut = 1;
 }
 
