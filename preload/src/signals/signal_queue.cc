@@ -2,7 +2,6 @@
 #include "signals/signal_queue.h"
 
 #include <sys/syscall.h>
-#include <time.h>
 #include <ucontext.h>
 
 #include <atomic>
@@ -10,6 +9,7 @@
 #include <mutex>
 #include <new>
 
+#include "arbrt/arbrt.h"
 #include "arbrt/embed/spin_lock.h"
 #include "arbrt/embed/threads.h"
 #include "io/raw_syscall.h"
@@ -58,7 +58,38 @@ bool gHelperWindowOpen = false;
 // Threads that need the window shut (keepHelperWindowShut): the helper does not open it while
 // any does, or a thread that must pull could keep finding it reopened.
 std::atomic<int> gWindowShutRequests{0};
-std::atomic<long> gHelperTid{0};  // the helper's kernel tid (openHelperWindow), for kHoldRefresh
+// The helper's kernel tid, for kHoldRefresh: set by its first openHelperWindow, reset by fork.
+std::atomic<long> gHelperTid{0};
+
+// How many instances of `sig` the record keeps at most, and how many the helper and the refills
+// bring in from the kernel (the rest stays there until takes make room).
+uint32_t capacity(int sig) {
+    return realtime(sig) ? uint32_t(kRealtimeDepth) : 1u;
+}
+uint32_t refillLimit(int sig) {
+    return realtime(sig) ? uint32_t(kRealtimeHighWater) : 1u;
+}
+
+// The calling kernel thread's real mask: `how` (SIG_BLOCK, SIG_UNBLOCK) with `bits`.
+void changeRealMask(int how, uint64_t bits) {
+    rawSyscall(SYS_rt_sigprocmask, how, reinterpret_cast<long>(&bits), 0, long(sizeof bits));
+}
+
+// The mask an interrupted context returns to (sigreturn gives it to the kernel thread) blocks
+// `bits` too.
+void blockInContext(void* ucontext, uint64_t bits) {
+    sigset_t& mask = static_cast<ucontext_t*>(ucontext)->uc_sigmask;
+    uint64_t m;
+    std::memcpy(&m, &mask, sizeof m);  // signals 1..64: bits 0..63 of the first word
+    m |= bits;
+    std::memcpy(&mask, &m, sizeof m);
+}
+
+// `sig` is held from now on: the runtime learns first, before any carrier's mask holds it.
+void markHeld(int sig) {
+    arbrt::embed::noteHeldSignal(sig);
+    gHeld.fetch_or(bit(sig), std::memory_order_seq_cst);
+}
 
 siginfo_t& slot(int sig, uint32_t index) {
     return realtime(sig) ? gRealtime[sig - kFirstRealtimeSignal][index % kRealtimeDepth]
@@ -69,7 +100,7 @@ siginfo_t& slot(int sig, uint32_t index) {
 bool append(int sig, const siginfo_t& info) {
     Record& r = gRecord[sig];
     const uint32_t n = r.count.load(std::memory_order_relaxed);
-    if (n >= (realtime(sig) ? uint32_t(kRealtimeDepth) : 1u)) return false;
+    if (n >= capacity(sig)) return false;
     slot(sig, r.head + n) = info;
     r.count.store(n + 1, std::memory_order_relaxed);
     return true;
@@ -91,9 +122,8 @@ uint64_t heldSignalsWithRoom();
 void refillLocked(uint64_t set) {
     for (set &= gHeld.load(std::memory_order_relaxed); set; set &= set - 1) {
         const int sig = __builtin_ctzll(set) + 1;
-        const uint32_t room = realtime(sig) ? uint32_t(kRealtimeHighWater) : 1u;
         siginfo_t next;
-        while (gRecord[sig].count.load(std::memory_order_relaxed) < room &&
+        while (gRecord[sig].count.load(std::memory_order_relaxed) < refillLimit(sig) &&
                pullFromKernel(sig, &next)) {
             append(sig, next);
             gPending.fetch_or(bit(sig), std::memory_order_seq_cst);
@@ -193,7 +223,9 @@ void keepHelperWindowShut(bool shut) {
 }
 
 uint64_t openHelperWindow() {
-    gHelperTid.store(rawSyscall(SYS_gettid), std::memory_order_relaxed);
+    if (gHelperTid.load(std::memory_order_relaxed) == 0) {  // the helper's first round
+        gHelperTid.store(rawSyscall(SYS_gettid), std::memory_order_relaxed);
+    }
     std::lock_guard<SpinLock> lock(gLock);
     const uint64_t receive =
         gWindowShutRequests.load(std::memory_order_seq_cst) > 0 ? 0 : heldSignalsWithRoom();
@@ -208,13 +240,8 @@ void closeHelperWindow() {
 }
 
 void holdInKernel(int sig, void* ucontext) {
-    arbrt::embed::noteHeldSignal(sig);  // before any carrier's mask holds it
-    gHeld.fetch_or(bit(sig), std::memory_order_release);
-    sigset_t& mask = static_cast<ucontext_t*>(ucontext)->uc_sigmask;
-    uint64_t m;
-    std::memcpy(&m, &mask, sizeof m);  // signals 1..64: bits 0..63 of the first word
-    m |= bit(sig);
-    std::memcpy(&mask, &m, sizeof m);
+    markHeld(sig);
+    blockInContext(ucontext, bit(sig));
 }
 
 namespace {
@@ -243,10 +270,8 @@ void tellToHold(int tid) {
 
 void holdEverywhere(int sig) {
     if (!realtime(sig) || (gHeld.load(std::memory_order_acquire) & bit(sig))) return;
-    arbrt::embed::noteHeldSignal(sig);  // before any carrier's mask holds it
-    gHeld.fetch_or(bit(sig), std::memory_order_seq_cst);
-    const uint64_t set = bit(sig);
-    rawSyscall(SYS_rt_sigprocmask, SIG_BLOCK, reinterpret_cast<long>(&set), 0, long(sizeof set));
+    markHeld(sig);
+    changeRealMask(SIG_BLOCK, bit(sig));
     // The others, each by its own kernel thread; waited for (a bounded while: one that runs a
     // program's handler with every signal blocked answers late), so that no carrier still takes
     // the signal's first instances when the program goes on to be sent them.
@@ -255,15 +280,9 @@ void holdEverywhere(int sig) {
     gBroadcastSent.store(0, std::memory_order_relaxed);
     forEachLibraryKernelThread(tellToHold);
     const uint64_t sent = uint64_t(gBroadcastSent.load(std::memory_order_relaxed));
-    timespec start{};
-    rawSyscall(SYS_clock_gettime, CLOCK_MONOTONIC, reinterpret_cast<long>(&start));
-    while (gHoldAcks.load(std::memory_order_acquire) - acksBefore < sent) {
-        timespec now{};
-        rawSyscall(SYS_clock_gettime, CLOCK_MONOTONIC, reinterpret_cast<long>(&now));
-        if ((now.tv_sec - start.tv_sec) * 1'000'000'000L + (now.tv_nsec - start.tv_nsec) >
-            50'000'000L) {
-            break;
-        }
+    const uint64_t giveUp = arbrt::nowNs() + 50'000'000;
+    while (gHoldAcks.load(std::memory_order_acquire) - acksBefore < sent &&
+           arbrt::nowNs() < giveUp) {
         rawSyscall(SYS_sched_yield);
     }
 }
@@ -272,11 +291,7 @@ void adoptHeldSignals(void* ucontext) {
     gHoldAcks.fetch_add(1, std::memory_order_release);
     // Not on the helper: its window must stay as it opened it.
     if (rawSyscall(SYS_gettid) == gHelperTid.load(std::memory_order_relaxed)) return;
-    sigset_t& mask = static_cast<ucontext_t*>(ucontext)->uc_sigmask;
-    uint64_t m;
-    std::memcpy(&m, &mask, sizeof m);
-    m |= heldRealtimeSignals();
-    std::memcpy(&mask, &m, sizeof m);
+    blockInContext(ucontext, heldRealtimeSignals());
 }
 
 uint64_t heldRealtimeSignals() {
@@ -284,8 +299,7 @@ uint64_t heldRealtimeSignals() {
 }
 
 void releaseHeldSignal(int sig) {
-    const uint64_t set = bit(sig);
-    rawSyscall(SYS_rt_sigprocmask, SIG_UNBLOCK, reinterpret_cast<long>(&set), 0, long(sizeof set));
+    changeRealMask(SIG_UNBLOCK, bit(sig));
 }
 
 namespace {
@@ -295,7 +309,7 @@ uint64_t heldSignalsWithRoom() {
     for (uint64_t held = gHeld.load(std::memory_order_acquire); held; held &= held - 1) {
         const int sig = __builtin_ctzll(held) + 1;
         const uint32_t n = gRecord[sig].count.load(std::memory_order_relaxed);
-        if (n < (realtime(sig) ? uint32_t(kRealtimeHighWater) : 1u)) room |= bit(sig);
+        if (n < refillLimit(sig)) room |= bit(sig);
     }
     return room;
 }
@@ -309,14 +323,12 @@ void resetProcessSignalsAfterFork() {
     }
     gPending.store(0, std::memory_order_relaxed);
     gHelperWindowOpen = false;
+    gHelperTid.store(0, std::memory_order_relaxed);  // the child's helper is a new thread
     // Real-time signals stay held: their wrappers stay installed, and the child's carriers are
     // made from this thread's mask. Standard ones it held are its own again.
     const uint64_t held = gHeld.load(std::memory_order_relaxed) & (bit(kFirstRealtimeSignal) - 1);
     gHeld.fetch_and(~held, std::memory_order_relaxed);
-    if (held) {
-        rawSyscall(SYS_rt_sigprocmask, SIG_UNBLOCK, reinterpret_cast<long>(&held), 0,
-                   long(sizeof held));
-    }
+    if (held) changeRealMask(SIG_UNBLOCK, held);
 }
 
 }  // namespace arbrun
