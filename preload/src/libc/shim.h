@@ -55,7 +55,11 @@ inline arbrt::ThreadId userThread(pthread_t thread) {
 // thread creation installs its SIGSETXID handler and makes every stream lock; this library's
 // threads are created on demand, not all at start-up, so after each one the handler is wrapped
 // (setxid.h) and streams are made lock-free again while the program has one thread
-// (stdio_locks.h). Returns 0 or an errno value.
+// (stdio_locks.h). The new thread is registered (below) before its mask lets a signal in.
+// Returns 0 or an errno value.
+int createKernelThread(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*),
+                       void* arg);
+
 // Whether the calling kernel thread is one of those, or the program's first thread once it became
 // core 0's carrier or waits for main()'s user thread (false on a user thread, and on kernel
 // threads the program makes itself).
@@ -65,9 +69,6 @@ bool onLibraryKernelThread();
 void forEachLibraryKernelThread(void (*fn)(int tid));
 // In a fork child, on the forking thread (a carrier, the only thread left): it is the only one.
 void resetLibraryKernelThreadsAfterFork();
-
-int createKernelThread(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*),
-                       void* arg);
 
 // Whether cores come from a core arbiter (decided at start-up; false before).
 bool coresFromArbiter();

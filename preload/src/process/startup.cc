@@ -36,6 +36,7 @@
 #include "process/fork.h"
 #include "process/own_runtime.h"
 #include "process/setxid.h"
+#include "signals/kernel_sigaction.h"
 #include "signals/signal_queue.h"
 #include "signals/signals.h"
 #include "threads/cancel.h"
@@ -101,10 +102,10 @@ void registerLibraryKernelThread() {
 }
 
 void unregisterLibraryKernelThread() {
-    int tid = int(rawSyscall(SYS_gettid));
+    const int tid = int(rawSyscall(SYS_gettid));
     for (std::atomic<int>& slot : gLibraryThreads) {
-        if (slot.compare_exchange_strong(tid, 0, std::memory_order_acq_rel)) return;
-        tid = int(rawSyscall(SYS_gettid));
+        int expected = tid;
+        if (slot.compare_exchange_strong(expected, 0, std::memory_order_acq_rel)) return;
     }
 }
 
@@ -399,9 +400,9 @@ int createKernelThread(pthread_t* thread, const pthread_attr_t* attr, void* (*st
     };
     auto* entry = new (std::nothrow) Start{start, arg, 0};
     if (!entry) return EAGAIN;
-    // Never SIGCANCEL and SIGSETXID (bits 31 and 32): glibc's set*id broadcast waits for every
-    // thread it knows to take SIGSETXID, and pthread_create below may wait for a lock it holds.
-    const uint64_t all = ~((uint64_t{1} << 31) | (uint64_t{1} << 32));
+    // Never SIGCANCEL and SIGSETXID: glibc's set*id broadcast waits for every thread it knows to
+    // take SIGSETXID, and pthread_create below may wait for a lock it holds.
+    const uint64_t all = ~((uint64_t{1} << (kSigCancel - 1)) | (uint64_t{1} << (kSigSetxid - 1)));
     rawSyscall(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&all),
                reinterpret_cast<long>(&entry->mask), long(sizeof all));
     const uint64_t creatorMask = entry->mask;
