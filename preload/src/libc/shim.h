@@ -39,6 +39,14 @@ inline int32_t selfId() {
     return id;
 }
 
+// The calling thread's TCB (glibc's THREAD_SELF, what pthread_self() returns: %fs:0x10), one load
+// and no call into libc, whose text a signal handler counts as the program's.
+inline void* selfTcb() {
+    void* tcb;
+    asm volatile("movq %%fs:0x10, %0" : "=r"(tcb));
+    return tcb;
+}
+
 // pid (of a sched_*/prctl-style call) names the calling user thread: 0, or its own thread id.
 inline bool isSelf(pid_t pid) {
     return onUserThread() && (pid == 0 || pid == selfId());

@@ -53,13 +53,6 @@ void relock(void* m) {
     mutexLock(static_cast<pthread_mutex_t*>(m), arbrt::kNoDeadline);
 }
 
-// The calling thread's TCB (glibc's THREAD_SELF, %fs:0x10), without a call into libc.
-void* selfTcbInline() {
-    void* tcb;
-    asm volatile("movq %%fs:0x10, %0" : "=r"(tcb));
-    return tcb;
-}
-
 // Links `buffer` (relock of `m`) on the thread's cleanup chain, which pthread_exit's unwinding
 // and siglongjmp run, as glibc's _pthread_cleanup_push does, and unlinks it again. Inline, not
 // glibc's functions: a signal landing in libc's text counts as landing in the program
@@ -68,8 +61,7 @@ void* selfTcbInline() {
 // the re-lock (the condvar's mutex was free after the jump). The signal fences keep the stores
 // in order for a handler on this thread.
 void pushRelock(_pthread_cleanup_buffer* buffer, pthread_mutex_t* m) {
-    auto& chain =
-        pthread_field::at<_pthread_cleanup_buffer*>(selfTcbInline(), pthread_field::kCleanup);
+    auto& chain = pthread_field::at<_pthread_cleanup_buffer*>(selfTcb(), pthread_field::kCleanup);
     buffer->__routine = relock;
     buffer->__arg = m;
     buffer->__prev = chain;
@@ -80,7 +72,7 @@ void pushRelock(_pthread_cleanup_buffer* buffer, pthread_mutex_t* m) {
 
 void popRelock(_pthread_cleanup_buffer* buffer) {
     std::atomic_signal_fence(std::memory_order_seq_cst);
-    pthread_field::at<_pthread_cleanup_buffer*>(selfTcbInline(), pthread_field::kCleanup) =
+    pthread_field::at<_pthread_cleanup_buffer*>(selfTcb(), pthread_field::kCleanup) =
         buffer->__prev;
     std::atomic_signal_fence(std::memory_order_seq_cst);
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "libc/pthread_fields.h"
+#include "libc/shim.h"
 #include "threads/thread_state.h"
 
 namespace arbrun {
@@ -25,8 +26,7 @@ long getList(const RobustListState& state, long pid, long headOut, long lengthOu
     void* head = state.head;
     size_t length = state.length;
     if (!head) {
-        head = &pthread_field::at<char>(reinterpret_cast<void*>(pthread_self()),
-                                        pthread_field::kRobustHead);
+        head = &pthread_field::at<char>(selfTcb(), pthread_field::kRobustHead);
         length = sizeof(robust_list_head);
     }
     // The kernel's put_user: EFAULT for a bad pointer would need a probe; programs pass their own

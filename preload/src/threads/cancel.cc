@@ -38,10 +38,6 @@ std::atomic<int>& cancelWord(void* tcb) {
     return pthread_field::at<std::atomic<int>>(tcb, pthread_field::kCancelHandling);
 }
 
-void* selfTcb() {
-    return reinterpret_cast<void*>(pthread_self());  // glibc's: %fs:0x10, the user thread's TCB
-}
-
 // What glibc's pthread_testcancel compares: requested, enabled, not exiting or terminated.
 bool actionable(int word) {
     return (word & (kDisabled | kCanceled | kExiting | kTerminated)) == kCanceled;

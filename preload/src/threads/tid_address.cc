@@ -12,6 +12,7 @@
 
 #include "io/raw_syscall.h"
 #include "libc/pthread_fields.h"
+#include "libc/shim.h"
 #include "sync/futex.h"
 #include "sync/robust_list.h"
 #include "threads/thread_state.h"
@@ -21,7 +22,7 @@ namespace {
 
 int* currentAddress(const TidAddressState& state) {
     if (state.set) return state.address;
-    return &pthread_field::at<int>(reinterpret_cast<void*>(pthread_self()), pthread_field::kTid);
+    return &pthread_field::at<int>(selfTcb(), pthread_field::kTid);
 }
 
 // The kernel's own call first, on the carrier, with the program's pointer: it fails as natively
