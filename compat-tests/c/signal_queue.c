@@ -44,8 +44,10 @@ static void check_none_left(int sig, const char* what) {
     sigset_t s = only(sig);
     struct timespec zero = {0, 0};
     siginfo_t info;
-    CHECK_ERRNO(sigtimedwait(&s, &info, &zero), EAGAIN);
-    (void)what;
+    errno = 0;
+    const int r = sigtimedwait(&s, &info, &zero);
+    CHECK(r == -1 && errno == EAGAIN, "%s: sigtimedwait returned %d (errno %d), expected EAGAIN",
+          what, r, errno);
 }
 
 // ---- 1. real-time signals queue, in order, with their values --------------------------------
