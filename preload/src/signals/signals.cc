@@ -42,9 +42,8 @@ namespace {
 using arbrt::embed::SpinLock;
 
 constexpr int kMaxSignal = 64;
-constexpr int kSigCancel = 32, kSigSetxid = 33;  // glibc-internal
-constexpr uint64_t kMinAltStack = 2048;          // MINSIGSTKSZ
-constexpr int kAutoDisarm = int(1u << 31);       // SS_AUTODISARM (ignored)
+constexpr uint64_t kMinAltStack = 2048;     // MINSIGSTKSZ
+constexpr int kAutoDisarm = int(1u << 31);  // SS_AUTODISARM (ignored)
 
 constexpr uint64_t bit(int sig) {
     return uint64_t{1} << (sig - 1);
