@@ -207,6 +207,13 @@ bool equipStack(ThreadContext* t, const StackRequest& request) {
     return mapStack(usable, guard, &t->stack);
 }
 
+// The TCB batch of the core the caller runs on (read, as the cache is in acquireContext(), with no
+// switch until GlibcTcb::allocate() has carved its block); null off the carriers.
+TcbBatch* ownBatch() {
+    Carrier* c = currentCarrier();
+    return c ? &c->core->tcbBatch : nullptr;
+}
+
 // Gives `t` the requested stack and a TCB ready for a new thread.
 bool equip(ThreadContext* t, const StackRequest& stack) {
     if (!equipStack(t, stack)) return false;
@@ -217,7 +224,7 @@ bool equip(ThreadContext* t, const StackRequest& stack) {
         GlibcTcb::resetForReuse(t->tcb);
         t->reusedTcb = true;
     } else {
-        t->tcb = GlibcTcb::allocate();
+        t->tcb = GlibcTcb::allocate(ownBatch());
         if (!t->tcb) return false;
         t->reusedTcb = false;
     }
@@ -261,7 +268,7 @@ bool refillContextPool() {
     // only fills the context's fields.
     bool made = equipStack(t, defaultStack());
     if (made && !t->tcb) {
-        t->tcb = GlibcTcb::allocate();
+        t->tcb = GlibcTcb::allocate(ownBatch());
         t->freshTcb = t->tcb != nullptr;
         made = t->freshTcb;
     }

@@ -14,6 +14,7 @@
 #include "sched/context_pool.h"
 #include "sched/idle_spin.h"
 #include "sync/wait_queue.h"
+#include "tls/tcb_blocks.h"
 
 namespace arbrt::detail {
 
@@ -127,6 +128,7 @@ struct Core {
     std::atomic<Carrier*> carrier{nullptr};
     ContextCache cache;
     StackBatch stackBatch;  // default stacks mapped ahead (stack.h); same rule as `cache`
+    TcbBatch tcbBatch;      // TCB blocks mapped ahead (tcb_blocks.h); same rule as `cache`
     std::atomic<uint64_t> busyTicks{0};
     std::atomic<uint64_t> threadStarts{0};  // threads switched in here (estimation.cc)
     // Idle accounting for samplers (trace, core estimation): the TSC at which the dispatcher went

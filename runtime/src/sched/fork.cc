@@ -107,7 +107,7 @@ void unregisterRseq(void* nativeTcb) {
 bool handOver(ThreadContext* self) {
     Stack stack;
     if (!mapStack(kHostStackSize, pageSize(), &stack)) return false;
-    void* tcb = GlibcTcb::allocate();
+    void* tcb = GlibcTcb::allocate(nullptr);
     if (!tcb) {
         unmapStack(&stack);
         return false;

@@ -109,6 +109,7 @@ void stopCarriers(RuntimeState& rt) {
     for (int i = 0; i < rt.numCores; ++i) {
         flushCache(&rt.cores[i].cache);
         releaseStackBatch(&rt.cores[i].stackBatch);
+        releaseTcbBatch(&rt.cores[i].tcbBatch);
     }
 }
 

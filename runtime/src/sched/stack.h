@@ -40,14 +40,17 @@ void unmapStack(Stack* stack);
 // a VMA split, whose page table the stack below it shares for its top page: measured here, per
 // 8 MiB stack, mmap + guard 3.5 us and first touch of its top page 3.4 us one by one, 1.6 us and
 // 1.9 us in a batch with guard markers (2.4 us and 3.4 us with mprotect guards). Not shared: the
-// caller gives each user its own batch (a core's, touched only by its carrier).
+// caller gives each user its own batch (a core's, touched only by its carrier). 64 stacks to a
+// batch (512 MiB of address space for 8 MiB stacks, never committed until touched): each mmap
+// holds the address-space lock for writing, which stalls page faults and guard installs of the
+// other carriers (with 16, perf showed the creating carrier asleep on it in its guard installs).
 struct StackBatch {
     char* next = nullptr;  // lowest address of the next stack to hand out
     size_t left = 0;       // stacks still mapped at `next` and above
     size_t usable = 0;     // their sizes (rounded to pages)
     size_t guard = 0;
 };
-constexpr size_t kStackBatch = 16;
+constexpr size_t kStackBatch = 64;
 // Like mapStack(), from `batch` when it holds stacks of these sizes, else from a new batch (what
 // is left of the old one is unmapped). False when the address space or mapping count is out.
 bool carveStack(StackBatch* batch, size_t usableSize, size_t guardSize, Stack* out);

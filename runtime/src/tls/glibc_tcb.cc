@@ -17,7 +17,9 @@
 #include "arbrt/sync.h"
 #include "platform/arch.h"
 #include "sched/context_pool.h"
+#include "sched/stack.h"
 #include "tls/glibc_layout.h"
+#include "tls/tcb_blocks.h"
 
 extern "C" {
 extern const unsigned int __rseq_size;
@@ -173,6 +175,16 @@ bool GlibcTcb::probe(std::string* why) {
     gLayout.stackGuard = field<uintptr_t>(tp, kStackGuard);
     gLayout.pointerGuard = field<uintptr_t>(tp, kPointerGuard);
     gLayout.feature1 = field<uint32_t>(tp, kFeature1);
+    size_t staticSize = 0, staticAlign = 0;
+    gLayout.staticTlsInfo(&staticSize, &staticAlign);
+    // A block's TCB ends at the block's end (allocate()): it must be aligned as glibc aligns it.
+    if (staticSize < kSizeofPthread || staticAlign == 0 || kSizeofPthread % staticAlign != 0 ||
+        pageSize() % staticAlign != 0) {
+        *why = "glibc's static TLS size or alignment is unexpected (" + std::to_string(staticSize) +
+               " bytes, aligned to " + std::to_string(staticAlign) + ")";
+        return false;
+    }
+    setTcbBlockSize(staticSize);
     if (!gStaticTls.load(std::memory_order_acquire)) {
         auto* list = new StaticTlsList;
         Scan scan{nullptr, list};
@@ -182,17 +194,28 @@ bool GlibcTcb::probe(std::string* why) {
     return true;
 }
 
-void* GlibcTcb::allocate() {
+void* GlibcTcb::allocate(TcbBatch* batch) {
+    // Taken before any call into glibc, whose DTV calloc below may block on an arena lock and
+    // switch user threads: the batch belongs to the core the caller runs on now.
+    char* block = static_cast<char*>(takeTcbBlock(batch));
+    if (!block) return nullptr;
     // The generation is read first: glibc initialises every module it knows at allocation, which
     // includes at least those of this list (a later rescan then copies what may be missing).
     const StaticTlsList* list = gStaticTls.load(std::memory_order_acquire);
-    void* tcb = gLayout.allocateTls(nullptr);
-    if (tcb && list) tlsGenerationOf(tcb).store(list->generation, std::memory_order_release);
+    // With memory given, glibc only allocates the DTV and copies the TLS images below the TCB; the
+    // block is zero-filled, as glibc's own path clears the TCB.
+    void* tcb = gLayout.allocateTls(block + tcbBlockSize() - kSizeofPthread);
+    if (!tcb) {
+        unmapTcbBlock(block);
+        return nullptr;
+    }
+    if (list) tlsGenerationOf(tcb).store(list->generation, std::memory_order_release);
     return tcb;
 }
 
 void GlibcTcb::deallocate(void* tcb) {
-    gLayout.deallocateTls(tcb, true);
+    gLayout.deallocateTls(tcb, false);  // the DTV and dynamic TLS: the block is ours
+    unmapTcbBlock(static_cast<char*>(tcb) + kSizeofPthread - tcbBlockSize());
 }
 
 void GlibcTcb::prepare(void* tcb, ThreadContext* context, void* stackLow, size_t stackSize,

@@ -15,6 +15,7 @@
 namespace arbrt::detail {
 
 struct ThreadContext;
+struct TcbBatch;
 
 class GlibcTcb {
   public:
@@ -23,7 +24,14 @@ class GlibcTcb {
     static bool probe(std::string* why);
 
     // A fresh TCB with its own static TLS (images copied) and DTV. Null on allocation failure.
-    static void* allocate();
+    // The TCB and its static TLS lie in a block of whole pages of this runtime's (tcb_blocks.h),
+    // carved from `batch` when given, else mapped alone; glibc allocates only the DTV. From
+    // malloc instead (glibc's own _dl_allocate_tls(NULL)), every fresh TCB grew the carrier's
+    // malloc arena by an mprotect, whose write hold of the address-space lock stalled the other
+    // carriers' page faults: a third of a fresh create's CPU time with two carriers creating and
+    // refilling (perf, bench/many-threads).
+    static void* allocate(TcbBatch* batch);
+    // Frees the DTV and dynamic TLS (glibc), then unmaps the TCB's block.
     static void deallocate(void* tcb);
 
     // Fills the glibc fields of `tcb` for a user thread owning `context` and running on the stack
