@@ -268,8 +268,8 @@ void tellToHold(int tid) {
 }
 }  // namespace
 
-void holdEverywhere(int sig) {
-    if (!realtime(sig) || (gHeld.load(std::memory_order_acquire) & bit(sig))) return;
+bool holdEverywhere(int sig) {
+    if (!realtime(sig) || (gHeld.load(std::memory_order_acquire) & bit(sig))) return false;
     markHeld(sig);
     changeRealMask(SIG_BLOCK, bit(sig));
     // The others, each by its own kernel thread; waited for (a bounded while: one that runs a
@@ -285,6 +285,7 @@ void holdEverywhere(int sig) {
            arbrt::nowNs() < giveUp) {
         rawSyscall(SYS_sched_yield);
     }
+    return true;
 }
 
 void adoptHeldSignals(void* ucontext) {

@@ -61,9 +61,10 @@ void holdInKernel(int sig, void* ucontext);
 // installed) is held on every kernel thread of the library from the start: each is sent SIGCANCEL
 // with kHoldRefresh, whose handler adds the held signals to the mask it returns to
 // (adoptHeldSignals). Otherwise the first instances of a flood would reach several carriers at
-// once, which could record them in the wrong order.
+// once, which could record them in the wrong order. True when `sig` was not held before: the
+// caller then wakes the helper, whose window must be reopened to receive it.
 constexpr int kHoldRefresh = 0x686f6c64;
-void holdEverywhere(int sig);
+bool holdEverywhere(int sig);
 // In the SIGCANCEL handler, for kHoldRefresh: the interrupted context's mask holds them too.
 void adoptHeldSignals(void* ucontext);
 // The held real-time signals, which a new kernel thread of the library blocks from its start.

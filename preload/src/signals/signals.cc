@@ -619,6 +619,15 @@ void initOnce() {
     startHelperOnce();
 }
 
+// Holds real-time `sig` on every kernel thread of the library once its wrapper is in
+// (signal_queue.h), and has the helper reopen its window with it. A helper that opened its window
+// before the signal was held (a helper that had just started) would otherwise wait with the
+// signal blocked, and every instance would stay in the kernel's queue, taken by no thread:
+// `signal_latency rt spin` hung at its first round about once in 60 runs, three at a time.
+void holdOnceWrapped(int sig) {
+    if (holdEverywhere(sig)) wakeHelper();
+}
+
 // Makes sure the kernel runs our wrapper for `sig` (which the program blocks or waits for), with
 // the disposition it had recorded as the program's. Without `helper` (SIGSYS for syscall user
 // dispatch, at start-up) the helper is left for later.
@@ -636,7 +645,7 @@ void ensureWrapped(int sig, bool helper) {
         recordLocked(sig, current);
         installWrapperLocked(sig);
     }
-    holdEverywhere(sig);  // a real-time one (signal_queue.h)
+    holdOnceWrapped(sig);
 }
 
 void ensureWrappedAll(uint64_t set) {
@@ -1214,7 +1223,7 @@ ARBRUN_EXPORT int sigaction(int sig, const struct sigaction* act, struct sigacti
             installWrapperLocked(sig);
         }
     }
-    holdEverywhere(sig);  // a real-time one, once its wrapper is in (signal_queue.h)
+    holdOnceWrapped(sig);
     // A system call natively: pending signals are delivered on its way back. A signal that came
     // while every real one was blocked above was deferred to this thread's next such point, and
     // a loop of sigaction calls (stress-ng's) would otherwise never reach one.
