@@ -38,6 +38,13 @@ void takeSignalsAfterCall() {
     errno = savedErrno;
 }
 
+void takeSignalsAfterProgramCall(const void* caller) {
+    if (!signalDeliverable() || pcInLibrary(reinterpret_cast<uintptr_t>(caller))) return;
+    const int savedErrno = errno;
+    runSignalHandlers();
+    errno = savedErrno;
+}
+
 InterruptibleBlockingCall::InterruptibleBlockingCall() {
     markBlockingCall(+1);
 }

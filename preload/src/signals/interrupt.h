@@ -89,6 +89,13 @@ bool takeBlockingCallCut();
 // space. Keeps errno as the call left it.
 void takeSignalsAfterCall();
 
+// After a call the program spins on that takes no system call (clock_gettime in the vDSO), where
+// the carrier's interruption is refused as it is in every object the runtime does not own:
+// pending signals run their handlers, as they would have interrupted the native loop, unless
+// `caller` (the call's return address) is this library, whose own waits must see them as
+// interruptions. Keeps errno.
+void takeSignalsAfterProgramCall(const void* caller);
+
 // For code that spins or computes inside this library (spinlocks): what a native thread spinning
 // there would have had happen asynchronously: pending signals run their handlers, and an
 // asynchronous cancellation acts (does not return).

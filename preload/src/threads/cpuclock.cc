@@ -15,7 +15,8 @@
 // that first use is not counted.
 //
 // clock_gettime is hot in many programs: ordinary clocks (ids >= 0 other than
-// CLOCK_THREAD_CPUTIME_ID) cost one comparison before the tail call to libc.
+// CLOCK_THREAD_CPUTIME_ID) cost one comparison before the call to libc, and a look for signals to
+// take after it (a few loads when there are none).
 #include <errno.h>
 #include <pthread.h>
 #include <time.h>
@@ -27,6 +28,7 @@
 #include "arbrt/embed/threads.h"
 #include "libc/real_libc.h"
 #include "libc/shim.h"
+#include "signals/interrupt.h"
 
 namespace arbrun {
 namespace {
@@ -117,7 +119,13 @@ ARBRUN_EXPORT int pthread_getcpuclockid(pthread_t thread, clockid_t* clock) {
 
 ARBRUN_EXPORT int clock_gettime(clockid_t clock, timespec* ts) {
     if (__builtin_expect(clock >= 0 && clock != CLOCK_THREAD_CPUTIME_ID, 1)) {
-        return realClockGettime()(clock, ts);
+        const int r = realClockGettime()(clock, ts);
+        // A signal handed to this thread while it spins on the clock runs here: the carrier's
+        // interruption refuses the vDSO, where such a loop spends nearly all its time, so without
+        // this look the helper's retries (every millisecond) found it in program code only after
+        // tens to hundreds of milliseconds (bench/signals, WAIT=clock).
+        takeSignalsAfterProgramCall(__builtin_return_address(0));
+        return r;
     }
     return cpuClockGettime(clock, ts);
 }
