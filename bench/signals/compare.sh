@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Signal handler latency, natively and under `arbrun --standalone`: signal_latency.c's round trip
-# (a child sigqueue()s the parent, the parent's handler answers through a pipe) for SIGRTMIN and
+# (a child sigqueue()s the parent and spins until the parent's handler has answered in shared
+# memory) for SIGRTMIN and
 # SIGUSR1, while the parent's only thread waits in waitpid, in a pipe read, or computes, and, for
 # SIGRTMIN, computes reading the clock (clock_gettime in the loop). Per row, the median over RUNS
 # processes (default 3) of each process's p50 and p99 round trip, in microseconds. Prints the load
@@ -47,8 +48,8 @@ for ((i = 0; i < runs; ++i)); do
       cmd=("$tmp/signal_latency" "$sig" "$how" "$rounds")
       [[ $mode == arbrun ]] && cmd=("$arbrun" --standalone -- "${cmd[@]}")
       out=$tmp/$mode-$sig-$how
-      # The child exits once it has printed, the parent then; a parent `timeout` ends leaves its
-      # child an end of file to exit on.
+      # The child exits once it has printed, the parent then; a child whose parent `timeout`
+      # ended gives up after 10 s without an answer.
       if ! timeout -k 5 60 "${cmd[@]}" >>"$out" 2>/dev/null; then
         echo "  $mode, $sig $how: a run failed or timed out" >&2
       fi
