@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Signal handler latency, natively and under `arbrun --standalone`: signal_latency.c's round trip
 # (a child sigqueue()s the parent and spins until the parent's handler has answered in shared
-# memory) for SIGRTMIN and
-# SIGUSR1, while the parent's only thread waits in waitpid, in a pipe read, or computes, and, for
-# SIGRTMIN, computes reading the clock (clock_gettime in the loop). Per row, the median over RUNS
+# memory) for SIGRTMIN and SIGUSR1, while the parent's only thread waits in waitpid, in a pipe
+# read, or computes, and, for SIGRTMIN, computes reading the clock (clock_gettime in the loop).
+# Spinning rows need two free CPUs, or the figures include the scheduler's. Per row, the median over RUNS
 # processes (default 3) of each process's p50 and p99 round trip, in microseconds. Prints the load
 # average: on a shared machine compare only numbers taken together.
 #
