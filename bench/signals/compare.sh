@@ -3,9 +3,9 @@
 # (a child sigqueue()s the parent and spins until the parent's handler has answered in shared
 # memory) for SIGRTMIN and SIGUSR1, while the parent's only thread waits in waitpid, in a pipe
 # read, or computes, and, for SIGRTMIN, computes reading the clock (clock_gettime in the loop).
-# Spinning rows need two free CPUs, or the figures include the scheduler's. Per row, the median over RUNS
-# processes (default 3) of each process's p50 and p99 round trip, in microseconds. Prints the load
-# average: on a shared machine compare only numbers taken together.
+# Spinning rows need two free CPUs, or the figures include the scheduler's. Per row, the median
+# over RUNS processes (default 3) of each process's p50 and p99 round trip, in microseconds.
+# Prints the load average: on a shared machine compare only numbers taken together.
 #
 # Usage: bench/signals/compare.sh [--build DIR] [-n ROUNDS] [-r RUNS]
 #   --build DIR   the CMake build tree with bin/arbrun and lib/libarbrun.so (default <repo>/build)
@@ -24,7 +24,7 @@ while [[ $# -gt 0 ]]; do
     --build) build=${2:?--build needs a directory}; shift ;;
     -n) rounds=${2:?-n needs a number}; shift ;;
     -r) runs=${2:?-r needs a number}; shift ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "compare.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift

@@ -12,10 +12,10 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -72,7 +72,8 @@ int main(int argc, char** argv) {
         perror("signal_latency: pipe");
         return 1;
     }
-    answered = mmap(NULL, sizeof *answered, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    answered =
+        mmap(NULL, sizeof *answered, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (answered == MAP_FAILED) {
         perror("signal_latency: mmap");
         return 1;
