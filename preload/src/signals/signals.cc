@@ -1,5 +1,7 @@
 // Virtual per-user-thread signals (rules in signals.h): dispositions, the kernel-side wrapper, the
-// process-wide pending set and the helper thread that hands it out, and the thread-directed calls.
+// per-thread and process-wide pending sets, the registry of user threads, and the libc calls. The
+// helper thread that hands process-directed signals out is helper.cc; the record of what is
+// pending for the process, and the flood control, signal_queue.cc.
 #include "signals/signals.h"
 #include "arbrt/embed/host.h"
 #include "arbrt/embed/resume_point.h"
@@ -28,10 +30,12 @@
 #include "io/raw_syscall.h"
 #include "libc/real_libc.h"
 #include "libc/shim.h"
+#include "signals/helper.h"
 #include "signals/interrupt.h"
 #include "signals/interrupted_at.h"
 #include "signals/kernel_sigaction.h"
 #include "signals/signal_queue.h"
+#include "signals/signal_registry.h"
 #include "signals/signalfd.h"
 #include "threads/cancel.h"
 #include "threads/thread_state.h"
@@ -41,7 +45,6 @@ namespace {
 
 using arbrt::embed::SpinLock;
 
-constexpr int kMaxSignal = 64;
 constexpr uint64_t kMinAltStack = 2048;     // MINSIGSTKSZ
 constexpr int kAutoDisarm = int(1u << 31);  // SS_AUTODISARM (ignored)
 
@@ -83,22 +86,15 @@ struct Action {
 Action gActions[kMaxSignal + 1];
 SpinLock gActionLock;
 
+}  // namespace
+
+// Shared with the helper thread (signal_registry.h).
 // --- The process-wide pending set and what it records of each signal: signal_queue.h.
 // The thread chosen to take each process-pending signal, as the kernel chooses one to wake: only it
 // takes the signal at its interruptible points (null: any thread that does not block it). Set
 // before the signal's pending bit by whoever records it (the main thread when it wants it) and by
 // the helper; left as it is after a take (the next instance sets it again).
 std::atomic<SignalThreadState*> gTaker[kMaxSignal + 1];
-
-// --- Values queued by pthread_sigqueue to a thread, until it takes the signal.
-struct Queued {
-    const SignalThreadState* owner;
-    int sig;
-    sigval value;
-};
-constexpr int kQueueSlots = 64;
-SpinLock gQueueLock;
-Queued gQueue[kQueueSlots];
 
 // --- The registry of live user threads (for choosing who gets a process-directed signal).
 SpinLock gRegistryLock;
@@ -109,10 +105,17 @@ SignalThreadState* gRegistryHead = nullptr;
 // Written under gRegistryLock; read without it (a snapshot is enough to choose).
 std::atomic<SignalThreadState*> gLeader{nullptr};
 
-// --- The helper thread: a kernel thread with every signal blocked that hands process-pending
-// signals to a thread and alerts again threads that have not taken theirs (handlers must not touch
-// the runtime's locks). Woken through gHelperWord (a futex).
-std::atomic<uint32_t> gHelperWord{0};
+namespace {
+
+// --- Values queued by pthread_sigqueue to a thread, until it takes the signal.
+struct Queued {
+    const SignalThreadState* owner;
+    int sig;
+    sigval value;
+};
+constexpr int kQueueSlots = 64;
+SpinLock gQueueLock;
+Queued gQueue[kQueueSlots];
 
 // This library's code and the context-switch code it runs (Boost.Context, when a shared library),
 // where an asynchronous handler must not run: written once at start-up (initCodeRanges), before
@@ -155,6 +158,8 @@ void storeRange(CodeRange& to, Segment from) {
     to.end.store(from.end, std::memory_order_release);
 }
 
+}  // namespace
+
 // Sets the calling kernel thread's real mask to `mask` (old one to *old if given), never blocking
 // SIGCANCEL or SIGSETXID, as glibc's pthread_sigmask would. Through the raw system call: a signal
 // the kernel delivers on the way back then counts as interrupting this library
@@ -165,6 +170,8 @@ void setRealMask(uint64_t mask, uint64_t* old) {
     rawSyscall(SYS_rt_sigprocmask, SIG_SETMASK, reinterpret_cast<long>(&mask),
                reinterpret_cast<long>(old), long(sizeof mask));
 }
+
+namespace {
 
 // Blocks every real signal on the calling kernel thread for a scope (critical sections that a
 // handler on the same thread would deadlock on).
@@ -373,160 +380,15 @@ void restoreRealMaskIfLeft(SignalThreadState* me, uintptr_t targetSp) {
     setRealMask(me->kernelHandlerMask, nullptr);
 }
 
+}  // namespace
+
 // Whether `t` would take `sig` now: it does not block it, or waits for it in sigwait.
 bool wants(const SignalThreadState* t, int sig) {
     return (t->waitingFor.load(std::memory_order_seq_cst) & bit(sig)) ||
            !(t->blocked.load(std::memory_order_seq_cst) & bit(sig));
 }
 
-// Makes the user thread `t` look at its pending signals: wakes it from an interruptible wait
-// (arbrt::signal) and interrupts it where it runs now, if it computes at a safe point. True when
-// it was running (its carrier was interrupted: it may have refused, see interruptUserThread).
-bool alertThread(arbrt::ThreadId t) {
-    arbrt::signal(t);
-    return interruptUserThread(t);
-}
-
-// What an alerting pass left behind (the helper's retry policy).
-enum class Outstanding { none, waiting, running };
-
-Outstanding worse(Outstanding a, Outstanding b) {
-    return int(a) > int(b) ? a : b;
-}
-
-// Picks the thread that should take process-pending `sig`: the main thread if it wants it (as the
-// kernel does), else one waiting for it in sigwait, else one that does not block it, and alerts
-// it. Runs in normal context (the helper thread).
-Outstanding distribute(int sig) {
-    if (!(processPendingSignals() & bit(sig))) return Outstanding::none;
-    arbrt::ThreadId pick{};
-    gRegistryLock.lock();
-    if (SignalThreadState* leader = gLeader.load(std::memory_order_relaxed);
-        leader && wants(leader, sig)) {
-        pick = leader->self;
-    }
-    for (SignalThreadState* t = gRegistryHead; t && !pick; t = t->next) {
-        if (t->waitingFor.load(std::memory_order_seq_cst) & bit(sig)) pick = t->self;
-    }
-    for (SignalThreadState* t = gRegistryHead; t && !pick; t = t->next) {
-        if (!(t->blocked.load(std::memory_order_seq_cst) & bit(sig))) pick = t->self;
-    }
-    gRegistryLock.unlock();
-    if (!pick) return Outstanding::none;  // nobody takes it now: a mask change will
-    SignalThreadState* taker = &shimStateOf(pick)->signals;
-    taker->chosenAsTaker.store(1, std::memory_order_seq_cst);
-    gTaker[sig].store(taker, std::memory_order_release);
-    return alertThread(pick) ? Outstanding::running : Outstanding::waiting;
-}
-
-// Alerts again the running threads that have thread-directed signals they do not block (sent with
-// pthread_kill while they computed somewhere their carrier's interruption was refused), or an
-// asynchronous cancellation they have not acted on (its SIGCANCEL landed inside this library, and
-// a thread that computes between interposed calls may never reach a point that acts on it). The
-// cancellation word is read under the registry lock: a registered thread's TCB is live.
-Outstanding realertThreads(bool retryCancels) {
-    constexpr int kBatch = 16;
-    arbrt::ThreadId targets[kBatch];
-    bool cancels[kBatch];
-    int n = 0;
-    gRegistryLock.lock();
-    for (SignalThreadState* t = gRegistryHead; t && n < kBatch; t = t->next) {
-        const bool signal = t->pending.load(std::memory_order_seq_cst) &
-                            ~t->blocked.load(std::memory_order_seq_cst);
-        const bool cancel = !signal && retryCancels && asyncCancelOutstanding(t->self);
-        if (signal || cancel) {
-            cancels[n] = cancel;
-            targets[n++] = t->self;
-        }
-    }
-    gRegistryLock.unlock();
-    Outstanding left = Outstanding::none;
-    for (int i = 0; i < n; ++i) {
-        const bool running =
-            cancels[i] ? retryAsyncCancel(targets[i]) : interruptUserThread(targets[i]);
-        if (running) left = Outstanding::running;
-    }
-    return left;
-}
-
-// When pthread_cancel last asked for an asynchronous cancellation (nowNs): written by any user
-// thread, read by the helper, relaxed (a stale value only shifts one retry by a period).
-std::atomic<uint64_t> gLastAsyncCancelNs{0};
-
-// The helper's loop. A signal handed to a thread stays pending until that thread takes it. One
-// that runs inside libc or this library when its carrier is interrupted takes it only at its next
-// interruptible point, which a thread looping in calls that never wait may not reach for long: it
-// is interrupted again every millisecond while it runs. A process-directed signal whose taker is
-// parked (in a wait no signal ends) is handed out again after 2, 4, ... up to 128 ms (another
-// thread may unblock it meanwhile).
-void helperLoop() {
-    constexpr long kRunningRetryNs = 1'000'000, kMaxRetryNs = 128'000'000;
-    long waitNs = 0;  // 0: nothing outstanding
-    for (;;) {
-        if (gHelperWord.exchange(0, std::memory_order_acquire) == 0) {
-            // Held signals with room in the record reach it through this thread while it waits,
-            // in its window (signal_queue.h). One delivered as the mask opens sets gHelperWord
-            // through pendProcess: the wait below then returns at once.
-            const uint64_t receive = openHelperWindow();
-            if (receive) setRealMask(~receive, nullptr);
-            timespec pause{0, waitNs};
-            rawSyscall(SYS_futex, reinterpret_cast<long>(&gHelperWord), FUTEX_WAIT_PRIVATE, 0,
-                       waitNs ? reinterpret_cast<long>(&pause) : 0);
-            if (receive) setRealMask(~uint64_t{0}, nullptr);
-        }
-        if (heldSignals()) closeHelperWindow();
-        // A cancellation is retried only once its own SIGCANCEL had time to act: a second one
-        // right behind it would only reach the thread while it unwinds (watchAsyncCancel).
-        const bool retryCancels =
-            arbrt::nowNs() - gLastAsyncCancelNs.load(std::memory_order_relaxed) >=
-            uint64_t(kRunningRetryNs);
-        Outstanding left = realertThreads(retryCancels);
-        if (!retryCancels) left = worse(left, Outstanding::running);
-        uint64_t sigs = processPendingSignals();
-        while (sigs) {
-            const int sig = __builtin_ctzll(sigs) + 1;
-            sigs &= sigs - 1;
-            left = worse(left, distribute(sig));
-        }
-        if (left == Outstanding::running) {
-            waitNs = kRunningRetryNs;
-        } else if (left == Outstanding::waiting) {
-            waitNs = waitNs ? std::min(2 * waitNs, kMaxRetryNs) : 2 * kRunningRetryNs;
-        } else {
-            waitNs = 0;
-        }
-    }
-}
-
-// Creates the helper thread. glibc's pthread_create must see a thread it knows (its thread list,
-// the set*id broadcast that walks it): on a user thread (the helper is started when the program
-// first touches signals) it runs on the carrier's own TCB, as the runtime's monitor is made.
-void startHelper() {
-    arbrt::runOnKernelThreadTcb(
-        [](void*) {
-            pthread_t thread;
-            sigset_t all, saved;
-            sigfillset(&all);
-            ARBRUN_REAL(pthread_sigmask)(SIG_SETMASK, &all, &saved);  // inherited: blocks all
-            const int err = createKernelThread(
-                &thread, nullptr,
-                [](void*) -> void* {
-                    helperLoop();
-                    return nullptr;
-                },
-                nullptr);
-            ARBRUN_REAL(pthread_sigmask)(SIG_SETMASK, &saved, nullptr);
-            if (err == 0) ARBRUN_REAL(pthread_detach)(thread);
-        },
-        nullptr);
-}
-
-void wakeHelper() {
-    gHelperWord.store(1, std::memory_order_release);
-    rawSyscall(SYS_futex, reinterpret_cast<long>(&gHelperWord), FUTEX_WAKE_PRIVATE, 1);
-}
-
-std::atomic<bool> gHelperStarted{false};  // below, with the helper's start
+namespace {
 
 // Records a process-directed signal and has it handed to a thread. Async-signal-safe. Before the
 // helper exists only SIGSYS is wrapped (catchTrappedSyscalls), for syscall user dispatch, while
@@ -534,7 +396,7 @@ std::atomic<bool> gHelperStarted{false};  // below, with the helper's start
 // inherited across exec. A kill of SIGSYS then gets what the kernel would give it. Returns whether
 // the signal floods (recordProcessSignal): the receiving kernel thread should hold it.
 bool pendProcess(int sig, const siginfo_t* info) {
-    if (!gHelperStarted.load(std::memory_order_acquire)) [[unlikely]] {
+    if (!helperStarted()) [[unlikely]] {
         if (gActions[sig].handler.load(std::memory_order_acquire) ==
             reinterpret_cast<void*>(SIG_DFL)) {
             defaultAction(sig);
@@ -600,20 +462,6 @@ void recordLocked(int sig, const struct sigaction& act) {
     a.mask.store(toMask(&act.sa_mask) & ~kUnblockable, std::memory_order_relaxed);
 }
 
-// The helper is started by the first call that makes signals the program's business: a
-// disposition or mask it sets, a wait, a pthread_kill, an asynchronous cancellation. A program
-// that never does (every command of a shell script) has no thread for it: one creation less per
-// start, and one thread less for exit to wait for, which a loaded host delays by milliseconds.
-// gHelperStarted (declared above pendProcess) is written once, under the once flag; read by
-// pendProcess and after fork.
-void startHelperOnce() {
-    static std::once_flag once;
-    std::call_once(once, [] {
-        startHelper();
-        gHelperStarted.store(true, std::memory_order_release);
-    });
-}
-
 void initOnce() {
     initCodeRanges();
     startHelperOnce();
@@ -654,22 +502,6 @@ void ensureWrappedAll(uint64_t set) {
         set &= set - 1;
         ensureWrapped(sig);
     }
-}
-
-// A thread that found the helper's window open: keeps it from reopening (once) and wakes the
-// helper, which closes it at once; then lets the helper go on (reopenHelperWindow).
-void waitForHelperWindowToShut(bool* shut) {
-    if (!*shut) {
-        keepHelperWindowShut(true);
-        *shut = true;
-    }
-    wakeHelper();
-    rawSyscall(SYS_sched_yield);
-}
-
-void reopenHelperWindow() {
-    keepHelperWindowShut(false);
-    wakeHelper();
 }
 
 // Before a look at the process-pending signals in `set` that must see what natively would be
@@ -1011,12 +843,6 @@ void signalThreadEnd() {
     }
 }
 
-void watchAsyncCancel() {
-    initOnce();  // the helper may not exist yet in a program that never touched signals
-    gLastAsyncCancelNs.store(arbrt::nowNs(), std::memory_order_relaxed);
-    wakeHelper();
-}
-
 void markBlockingCall(int delta) {
     if (SignalThreadState* me = selfSignals()) {
         // Compiler barrier: the handler that reads it runs on this kernel thread.
@@ -1087,7 +913,7 @@ void resetSignalsAfterFork() {
     gRegistryHead = nullptr;
     resetProcessSignalsAfterFork();
     for (std::atomic<SignalThreadState*>& taker : gTaker) taker.store(nullptr);
-    gHelperWord.store(0, std::memory_order_relaxed);
+    resetHelperAfterFork();
     for (Queued& q : gQueue) q.owner = nullptr;
     if (SignalThreadState* me = selfSignals(); me && me->registered) {
         me->pending.store(0, std::memory_order_relaxed);
@@ -1096,10 +922,6 @@ void resetSignalsAfterFork() {
         gRegistryHead = me;
     }
     gLeader.store(gRegistryHead, std::memory_order_relaxed);  // the forking thread leads now
-}
-
-void restartSignalHelperAfterFork() {
-    if (gHelperStarted.load(std::memory_order_acquire)) startHelper();
 }
 
 // Signals siginterrupt() asked signal() not to restart (glibc's _sigintr).
