@@ -14,11 +14,17 @@
 // CPU time as differences, the usual use, sees native results; a thread's total CPU time before
 // that first use is not counted.
 //
+// getrusage(RUSAGE_THREAD) on a user thread reports the same CPU time as its CPU clock, all of it
+// as ru_utime (time switched in does not tell user from system time). The counts the kernel keeps
+// per kernel thread (faults, context switches, block I/O, signals) read 0: the carrier's would
+// count every user thread that ran there. ru_maxrss is the kernel's (the process's, as natively).
+//
 // clock_gettime is hot in many programs: ordinary clocks (ids >= 0 other than
 // CLOCK_THREAD_CPUTIME_ID) cost one comparison before the call to libc, and a look for signals to
 // take after it (a few loads when there are none).
 #include <errno.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include <atomic>
@@ -140,5 +146,19 @@ ARBRUN_EXPORT int clock_getres(clockid_t clock, timespec* res) {
         return -1;
     }
     if (res) *res = timespec{0, 1};  // what the kernel reports for CPU-time clocks
+    return 0;
+}
+
+ARBRUN_EXPORT int getrusage(int who, struct rusage* usage) {
+    const arbrt::ThreadId self = arbrt::self();
+    if (who != RUSAGE_THREAD || !self) return ARBRUN_REAL(getrusage)(who, usage);
+    // The kernel's call first: it checks `usage` (EFAULT) and gives the process-wide fields.
+    if (ARBRUN_REAL(getrusage)(RUSAGE_THREAD, usage) != 0) return -1;
+    const uint64_t ns = arbrt::threadCpuNs(self);
+    rusage mine{};
+    mine.ru_utime.tv_sec = time_t(ns / 1'000'000'000);
+    mine.ru_utime.tv_usec = suseconds_t(ns % 1'000'000'000 / 1'000);
+    mine.ru_maxrss = usage->ru_maxrss;
+    *usage = mine;
     return 0;
 }
