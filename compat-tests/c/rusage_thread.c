@@ -3,10 +3,13 @@
 // 100 ms (it must keep advancing while it computes), while the main thread waits in
 // pthread_join: the main thread's own CPU time over that wait grows by far less than the worker's
 // (natively by almost nothing). Also: RUSAGE_SELF covers at least the worker's time, an unknown
-// `who` fails with EINVAL, and a null buffer with EFAULT.
+// `who` fails with EINVAL, and a null buffer with EFAULT. The same holds for the main thread's
+// getrusage made with its own `syscall` instruction (as runtimes without libc make it).
 #include <sys/resource.h>
+#include <sys/syscall.h>
 
 #include "../common/compat.h"
+#include "../common/raw_syscall.h"
 
 enum { WORK_MS = 100 };
 
@@ -18,6 +21,14 @@ static int64_t cpuNs(const struct rusage* r) {
 static int64_t threadCpuNs(void) {
     struct rusage r;
     CHECK(getrusage(RUSAGE_THREAD, &r) == 0, "getrusage(RUSAGE_THREAD): errno %d", errno);
+    return cpuNs(&r);
+}
+
+// The same through the program's own system call instruction.
+static int64_t rawThreadCpuNs(void) {
+    struct rusage r;
+    const long ret = raw6(SYS_getrusage, RUSAGE_THREAD, (long)&r, 0, 0, 0, 0);
+    CHECK(ret == 0, "raw getrusage(RUSAGE_THREAD) returned %ld", ret);
     return cpuNs(&r);
 }
 
@@ -42,15 +53,21 @@ int main(void) {
     struct rusage self0;
     CHECK(getrusage(RUSAGE_SELF, &self0) == 0, "getrusage(RUSAGE_SELF): errno %d", errno);
     const int64_t mainBefore = threadCpuNs();
+    const int64_t rawBefore = rawThreadCpuNs();
     int64_t used = 0;
     pthread_t worker;
     CHECK_RC(pthread_create(&worker, NULL, compute, &used), 0);
     CHECK_RC(pthread_join(worker, NULL), 0);
     const int64_t mainDelta = threadCpuNs() - mainBefore;
+    const int64_t rawDelta = rawThreadCpuNs() - rawBefore;
     CHECK(mainDelta < used / 2,
           "the main thread's RUSAGE_THREAD time grew by %lld ns while it waited for a worker "
           "that computed %lld ns",
           (long long)mainDelta, (long long)used);
+    CHECK(rawDelta < used / 2,
+          "the main thread's raw getrusage(RUSAGE_THREAD) time grew by %lld ns while it waited "
+          "for a worker that computed %lld ns",
+          (long long)rawDelta, (long long)used);
     struct rusage self1;
     CHECK(getrusage(RUSAGE_SELF, &self1) == 0, "getrusage(RUSAGE_SELF): errno %d", errno);
     CHECK(cpuNs(&self1) - cpuNs(&self0) >= used / 2,

@@ -21,6 +21,7 @@
 //   sigaltstack: the virtual per-user-thread masks, dispositions, pending sets and alternate
 //   stacks (signals.cc), as the libc wrappers would; a raw call must not change a carrier's real
 //   mask, nor wait in the kernel for a signal that is pending only in the virtual sets;
+// - getrusage: RUSAGE_THREAD is the calling user thread's own CPU time (cpuclock.cc), as libc's;
 // - exit (of one thread): pthread_exit, which ends the user thread, not its carrier;
 // - calls that set credential state the kernel keeps per thread (set*id, capset, some prctl
 //   options, seccomp filters): on every kernel thread (credentials.h);
@@ -322,6 +323,8 @@ long route(long n, const long a[6]) {
         case SYS_signalfd:
             return signalfdCall(int(a[0]), ptr<const sigset_t>(a[1]), size_t(a[2]),
                                 n == SYS_signalfd4 ? int(a[3]) : 0);
+        case SYS_getrusage:
+            return kernelResult(getrusage(int(a[0]), ptr<rusage>(a[1])));
         case SYS_close:
             return kernelResult(close(int(a[0])));
         case SYS_dup2:
