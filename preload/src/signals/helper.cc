@@ -17,6 +17,7 @@
 #include "io/raw_syscall.h"
 #include "libc/real_libc.h"
 #include "libc/shim.h"
+#include "signals/kernel_sigaction.h"
 #include "signals/signal_queue.h"
 #include "signals/signal_registry.h"
 #include "signals/signals.h"
@@ -25,10 +26,6 @@
 
 namespace arbrun {
 namespace {
-
-constexpr uint64_t bit(int sig) {
-    return uint64_t{1} << (sig - 1);
-}
 
 // Woken through gHelperWord (a futex): 1 once a pass is wanted, exchanged to 0 by the helper at
 // the top of each pass (acquire; wakeHelper's store is release).

@@ -39,10 +39,10 @@ void takeSignalsAfterCall() {
 }
 
 void takeSignalsAfterProgramCall(const void* caller) {
-    if (!signalDeliverable() || pcInLibrary(reinterpret_cast<uintptr_t>(caller))) return;
-    const int savedErrno = errno;
-    runSignalHandlers();
-    errno = savedErrno;
+    // The cheap look first: nothing deliverable is the hot case (clock_gettime).
+    if (signalDeliverable() && !pcInLibrary(reinterpret_cast<uintptr_t>(caller))) {
+        takeSignalsAfterCall();
+    }
 }
 
 InterruptibleBlockingCall::InterruptibleBlockingCall() {

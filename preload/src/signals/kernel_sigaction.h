@@ -13,6 +13,12 @@ namespace arbrun {
 
 constexpr int kSigCancel = 32;  // glibc's SIGCANCEL (SIGRTMIN - 2 as glibc numbers them)
 constexpr int kSigSetxid = 33;  // glibc's SIGSETXID
+constexpr int kMaxSignal = 64;  // the kernel's _NSIG
+
+// Signal `sig`'s bit in a kernel mask (signals 1..64: bits 0..63).
+constexpr uint64_t bit(int sig) {
+    return uint64_t{1} << (sig - 1);
+}
 
 struct KernelSigaction {
     void (*handler)(int, siginfo_t*, void*);

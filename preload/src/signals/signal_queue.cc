@@ -21,12 +21,6 @@ namespace {
 
 using arbrt::embed::SpinLock;
 
-constexpr int kMaxSignal = 64;
-
-constexpr uint64_t bit(int sig) {
-    return uint64_t{1} << (sig - 1);
-}
-
 bool realtime(int sig) {
     return sig >= kFirstRealtimeSignal;
 }

@@ -7,11 +7,10 @@
 #include <cstdint>
 
 #include "arbrt/embed/spin_lock.h"
+#include "signals/kernel_sigaction.h"
 #include "threads/thread_state.h"
 
 namespace arbrun {
-
-inline constexpr int kMaxSignal = 64;
 
 // The registry of live user threads (for choosing who gets a process-directed signal), linked
 // through SignalThreadState::next/prev under gRegistryLock.

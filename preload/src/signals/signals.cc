@@ -48,9 +48,6 @@ using arbrt::embed::SpinLock;
 constexpr uint64_t kMinAltStack = 2048;     // MINSIGSTKSZ
 constexpr int kAutoDisarm = int(1u << 31);  // SS_AUTODISARM (ignored)
 
-constexpr uint64_t bit(int sig) {
-    return uint64_t{1} << (sig - 1);
-}
 // Signals no mask can hold (the kernel's and glibc's rules).
 constexpr uint64_t kUnblockable = bit(SIGKILL) | bit(SIGSTOP) | bit(kSigCancel) | bit(kSigSetxid);
 
