@@ -2,9 +2,11 @@
 // and per-thread accounting read it. A worker computes until its own RUSAGE_THREAD CPU time reaches
 // 100 ms (it must keep advancing while it computes), while the main thread waits in
 // pthread_join: the main thread's own CPU time over that wait grows by far less than the worker's
-// (natively by almost nothing). Also: RUSAGE_SELF covers at least the worker's time, an unknown
-// `who` fails with EINVAL, and a null buffer with EFAULT. The same holds for the main thread's
-// getrusage made with its own `syscall` instruction (as runtimes without libc make it).
+// (natively by almost nothing). Also: an unknown `who` fails with EINVAL, and a null buffer with
+// EFAULT. (RUSAGE_SELF is the kernel's, untouched; it is not compared with the worker's figure,
+// which under arbrun counts time switched in, so a host that preempts the carrier inflates it.) The
+// same holds for the main thread's getrusage made with its own `syscall` instruction (as runtimes
+// without libc make it).
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
@@ -50,8 +52,6 @@ static void* compute(void* arg) {
 
 int main(void) {
     compat_start("rusage_thread");
-    struct rusage self0;
-    CHECK(getrusage(RUSAGE_SELF, &self0) == 0, "getrusage(RUSAGE_SELF): errno %d", errno);
     const int64_t mainBefore = threadCpuNs();
     const int64_t rawBefore = rawThreadCpuNs();
     int64_t used = 0;
@@ -68,11 +68,6 @@ int main(void) {
           "the main thread's raw getrusage(RUSAGE_THREAD) time grew by %lld ns while it waited "
           "for a worker that computed %lld ns",
           (long long)rawDelta, (long long)used);
-    struct rusage self1;
-    CHECK(getrusage(RUSAGE_SELF, &self1) == 0, "getrusage(RUSAGE_SELF): errno %d", errno);
-    CHECK(cpuNs(&self1) - cpuNs(&self0) >= used / 2,
-          "RUSAGE_SELF grew by %lld ns over a worker's %lld ns",
-          (long long)(cpuNs(&self1) - cpuNs(&self0)), (long long)used);
     struct rusage r;
     errno = 0;
     CHECK(getrusage(12345, &r) == -1 && errno == EINVAL, "getrusage(12345): errno %d", errno);
