@@ -81,7 +81,12 @@ bool runsInPlace(long number) {
 
 }  // namespace
 
+// A later runtime of the same process (a fork child's) finds everything as the first one left
+// it: libc's text has not moved, the kernel is the same and the safe points are known. Checking
+// again was about a twentieth of a fork child's time (dl_iterate_phdr, a symbol lookup, two prctl
+// calls and the page faults of the code they run).
 bool initSyscallDispatch(std::string* why) {
+    if (gEnabled) return true;
     if (!findLibcText(&gLibc, why) || !kernelHasSyscallDispatch(gLibc, why)) return false;
     initSafePoints();  // unsafe code ranges (the FP state size: ensureFpStateKnown)
     arbrtSyscallEntry = reinterpret_cast<void*>(gLibc.syscallReturn);
