@@ -12,6 +12,17 @@
 // optimisation: a stale "not a socket" costs the look (the old path, correct for every kind), a
 // missing one costs one ENOTSOCK. It is forgotten when the program closes or dup2s over the number,
 // or accept returns it, so a socket that reuses a number normally gets the fast path again.
+//
+// write/writev on a descriptor known to be a socket (a recv on it succeeded, or accept returned
+// it: a second per-fd hint) are made first as pwritev2 with RWF_NOWAIT. The kernel runs the same
+// sock_write_iter as for write, with the same message flags (a SOCK_SEQPACKET write still ends its
+// record), only without blocking, so a socket with buffer space costs one system call, not a
+// poll(0) look and the write (a thread-per-connection server answering a request made both). What
+// does not fit takes the look-then-call path for the rest. This hint is an optimisation too: a
+// stale "socket" on a number that now names a pipe runs the same non-blocking write a pipe
+// supports; a regular file mostly refuses RWF_NOWAIT (EOPNOTSUPP) before writing anything, and the
+// hint is dropped; where the file system takes it, a write it stops part-way is finished by a
+// second call.
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -20,6 +31,7 @@
 #include <atomic>
 #include <cerrno>
 #include <climits>
+#include <vector>
 
 #include "arbrt/embed/resume_point.h"
 #include "io/io_wait.h"
@@ -49,11 +61,30 @@ void markNotSocket(int fd) {
     }
 }
 
-// Forgets the hint of a number that now names (or will name) another open file; reads first, so
+// Per-fd "a socket" hints (see the top), kept like gNotSocket: set after a recv on the number
+// succeeded or accept returned it, cleared with it.
+std::atomic<uint64_t> gSocket[kHintFds / 64];
+
+bool knownSocket(int fd) {
+    return fd >= 0 && fd < kHintFds &&
+           ((gSocket[fd / 64].load(std::memory_order_relaxed) >> (fd % 64)) & 1);
+}
+
+// Reads first: a server's every read on its connections would otherwise write the shared word.
+void markSocket(int fd) {
+    if (fd >= 0 && fd < kHintFds && !knownSocket(fd)) {
+        gSocket[fd / 64].fetch_or(uint64_t{1} << (fd % 64), std::memory_order_relaxed);
+    }
+}
+
+// Forgets the hints of a number that now names (or will name) another open file; reads first, so
 // the common case (no hint) writes nothing shared.
 void forgetKind(int fd) {
     if (knownNotSocket(fd)) {
         gNotSocket[fd / 64].fetch_and(~(uint64_t{1} << (fd % 64)), std::memory_order_relaxed);
+    }
+    if (knownSocket(fd)) {
+        gSocket[fd / 64].fetch_and(~(uint64_t{1} << (fd % 64)), std::memory_order_relaxed);
     }
 }
 
@@ -190,10 +221,49 @@ template <typename AsSocket, typename AsAnyKind>
 ssize_t readMaybeSocket(int fd, bool nonEmpty, AsSocket&& asSocket, AsAnyKind&& asAnyKind) {
     if (nonEmpty && !knownNotSocket(fd)) {
         const ssize_t r = socketCall(fd, 0, false, asSocket);
+        if (r >= 0) markSocket(fd);
         if (r >= 0 || errno != ENOTSOCK) return r;
         markNotSocket(fd);
     }
     return whenReady(fd, false, asAnyKind);
+}
+
+// The buffers of `iov` after the first `skip` bytes (fewer than their total), for the rest of a
+// partial write.
+std::vector<iovec> remainingAfter(const iovec* iov, int iovcnt, size_t skip) {
+    std::vector<iovec> rest;
+    for (int i = 0; i < iovcnt; ++i) {
+        if (skip >= iov[i].iov_len) {
+            skip -= iov[i].iov_len;
+            continue;
+        }
+        rest.push_back({static_cast<char*>(iov[i].iov_base) + skip, iov[i].iov_len - skip});
+        skip = 0;
+    }
+    return rest;
+}
+
+// A write-like call of `total` bytes (at least one) from `iov` (see the top): one non-blocking
+// try when `fd` is known to be a socket, then `asAnyKind` (the look-then-call path) for what is
+// left. As natively: a program's O_NONBLOCK socket gets the try's result (EAGAIN or a short
+// count), a failure (EPIPE, with its SIGPIPE) is the call's, and a blocking socket takes
+// everything unless a signal or SO_SNDTIMEO ends the rest early, when the part written is
+// returned.
+template <typename AsAnyKind>
+ssize_t writeMaybeSocket(int fd, const iovec* iov, int iovcnt, size_t total,
+                         AsAnyKind&& asAnyKind) {
+    if (!knownSocket(fd)) return asAnyKind(iov, iovcnt);
+    const ssize_t r = ARBRUN_REAL(pwritev2)(fd, iov, iovcnt, -1, RWF_NOWAIT);
+    if (r >= 0 && size_t(r) == total) return r;
+    if (r < 0 && (errno == EOPNOTSUPP || errno == ENOSYS)) {  // a file that refuses RWF_NOWAIT
+        forgetKind(fd);
+        return asAnyKind(iov, iovcnt);
+    }
+    if ((r < 0 && errno != EAGAIN) || isNonBlocking(fd)) return r;
+    if (r < 0) return asAnyKind(iov, iovcnt);  // nothing written: wait, then write it all
+    const std::vector<iovec> rest = remainingAfter(iov, iovcnt, size_t(r));
+    const ssize_t more = asAnyKind(rest.data(), int(rest.size()));
+    return more < 0 ? r : r + more;
 }
 
 }  // namespace
@@ -233,13 +303,33 @@ ARBRUN_EXPORT ssize_t readv(int fd, const iovec* iov, int iovcnt) {
 ARBRUN_EXPORT ssize_t write(int fd, const void* buf, size_t count) {
     ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(write)(fd, buf, count);
-    return whenReady(fd, true, [&] { return ARBRUN_REAL(write)(fd, buf, count); });
+    const auto anyKind = [&](const iovec* iov, int iovcnt) {
+        // The whole buffer as the program passed it, or the rest of it after a partial try.
+        return iov->iov_base == buf && iovcnt == 1
+                   ? whenReady(fd, true, [&] { return ARBRUN_REAL(write)(fd, buf, count); })
+                   : whenReady(fd, true, [&] { return ARBRUN_REAL(writev)(fd, iov, iovcnt); });
+    };
+    const iovec whole{const_cast<void*>(buf), count};
+    if (count == 0 || count > size_t(SSIZE_MAX)) return anyKind(&whole, 1);
+    return writeMaybeSocket(fd, &whole, 1, count, anyKind);
 }
 
 ARBRUN_EXPORT ssize_t writev(int fd, const iovec* iov, int iovcnt) {
     ARBRT_RESUME_POINT();
     if (!onUserThread()) return ARBRUN_REAL(writev)(fd, iov, iovcnt);
-    return whenReady(fd, true, [&] { return ARBRUN_REAL(writev)(fd, iov, iovcnt); });
+    const auto anyKind = [&](const iovec* v, int n) {
+        return whenReady(fd, true, [&] { return ARBRUN_REAL(writev)(fd, v, n); });
+    };
+    // Calls the kernel refuses (no buffers, too many, a total past SSIZE_MAX) and empty ones take
+    // the plain path, which reports what natively would.
+    size_t total = 0;
+    bool plain = !iov || iovcnt <= 0 || iovcnt > IOV_MAX;
+    for (int i = 0; !plain && i < iovcnt; ++i) {
+        if (iov[i].iov_len > size_t(SSIZE_MAX) - total) plain = true;
+        total += iov[i].iov_len;
+    }
+    if (plain || total == 0) return anyKind(iov, iovcnt);
+    return writeMaybeSocket(fd, iov, iovcnt, total, anyKind);
 }
 
 ARBRUN_EXPORT ssize_t recv(int fd, void* buf, size_t len, int flags) {
@@ -294,6 +384,7 @@ ARBRUN_EXPORT int accept(int fd, sockaddr* addr, socklen_t* len) {
     const int r =
         int(whenReady(fd, false, [&] { return ssize_t(ARBRUN_REAL(accept)(fd, addr, len)); }));
     forgetKind(r);
+    markSocket(r);
     return r;
 }
 
@@ -303,6 +394,7 @@ ARBRUN_EXPORT int accept4(int fd, sockaddr* addr, socklen_t* len, int flags) {
     const int r = int(
         whenReady(fd, false, [&] { return ssize_t(ARBRUN_REAL(accept4)(fd, addr, len, flags)); }));
     forgetKind(r);
+    markSocket(r);
     return r;
 }
 
