@@ -7,13 +7,18 @@
 # run, so all see the same machine; compare only figures from one invocation.
 #
 # Usage: bench/conn-threads/compare.sh [--build DIR] [--baseline DIR] [-c CONNS] [-d SECONDS]
-#                                      [-s SIZE] [-r RUNS]
+#                                      [-s SIZE] [-r RUNS] [--placement free|split]
 #   --build DIR     the CMake build tree with bin/arbrun and lib/libarbrun.so (default <repo>/build)
 #   --baseline DIR  another such tree (say, main's): its arbrun runs too, as mode "baseline"
 #   -c CONNS        connections, one server thread each (default 4; 1-64)
 #   -d SECONDS      measured seconds per run (default 3)
 #   -s SIZE         bytes per request and per answer (default 64; 1-65536)
 #   -r RUNS         runs per mode (default 3)
+#   --placement     free (default): the kernel places server and client; split: the server on the
+#                   first CPU this script may use (so arbrun runs it on one core), the client on the
+#                   second, as a server with its clients elsewhere (needs two CPUs). On a small
+#                   host, free placement measures how the server's threads share CPUs with the
+#                   client's as much as the server itself.
 # Every server the script starts exits when its client closes (or is stopped at exit, on error or
 # interrupt); the temporary directory is removed.
 set -euo pipefail
@@ -26,7 +31,8 @@ conns=4
 seconds=3
 size=64
 runs=3
-usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
+placement=free
+usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build) build=${2:?--build needs a directory}; shift ;;
@@ -35,6 +41,7 @@ while [[ $# -gt 0 ]]; do
     -d) seconds=${2:?-d needs seconds}; shift ;;
     -s) size=${2:?-s needs a number of bytes}; shift ;;
     -r) runs=${2:?-r needs a number}; shift ;;
+    --placement) placement=${2:?--placement needs free or split}; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "compare.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -45,6 +52,16 @@ done
   { echo "compare.sh: -d must be seconds above 0, at most 600" >&2; exit 2; }
 [[ $size =~ ^[1-9][0-9]*$ && $size -le 65536 ]] || { echo "compare.sh: -s must be 1 to 65536 bytes" >&2; exit 2; }
 [[ $runs =~ ^[1-9][0-9]*$ && $runs -le 100 ]] || { echo "compare.sh: -r must be 1 to 100 runs" >&2; exit 2; }
+server_pin=() client_pin=()
+case $placement in
+  free) ;;
+  split)
+    mapfile -t cpus < <(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)), sep="\n")')
+    (( ${#cpus[@]} >= 2 )) ||
+      { echo "compare.sh: --placement split needs two CPUs; this script may use only CPU ${cpus[0]}" >&2; exit 2; }
+    server_pin=(taskset -c "${cpus[0]}") client_pin=(taskset -c "${cpus[1]}") ;;
+  *) echo "compare.sh: --placement must be free or split" >&2; exit 2 ;;
+esac
 modes=(native arbrun)
 for tree in "$build" ${baseline:+"$baseline"}; do
   [[ -x $tree/bin/arbrun ]] || { echo "compare.sh: $tree/bin/arbrun is missing (cmake --build $tree --target arbrun arbrun_preload)" >&2; exit 1; }
@@ -68,6 +85,7 @@ run_once() {
   local -a cmd=("$tmp/conn_rr" server "$port_file" "$conns" "$size")
   [[ $mode == arbrun ]] && cmd=("$build/bin/arbrun" --standalone -- "${cmd[@]}")
   [[ $mode == baseline ]] && cmd=("$baseline/bin/arbrun" --standalone -- "${cmd[@]}")
+  cmd=(${server_pin[@]+"${server_pin[@]}"} "${cmd[@]}")
   "${cmd[@]}" >"$tmp/server.out" 2>"$tmp/server.err" &
   server=$!
   local waited=0
@@ -81,7 +99,7 @@ run_once() {
   done
   local client_ok=1
   timeout -k 5 "$(awk -v s="$seconds" 'BEGIN { print int(s) + 60 }')" \
-      "$tmp/conn_rr" client "$(cat "$port_file")" "$conns" "$seconds" "$size" >"$tmp/client.out" 2>&1 ||
+      ${client_pin[@]+"${client_pin[@]}"} "$tmp/conn_rr" client "$(cat "$port_file")" "$conns" "$seconds" "$size" >"$tmp/client.out" 2>&1 ||
     client_ok=0
   if ! timeout 60 tail --pid="$server" -f /dev/null || ! wait "$server" || ((client_ok == 0)); then
     echo "  $mode: a run failed: $(tail -1 "$tmp/client.out") $(tail -1 "$tmp/server.err")" >&2
@@ -93,7 +111,7 @@ run_once() {
        /^server_cpu_us/ { print us, rt, $2 }' "$tmp/client.out" "$tmp/server.out" >>"$tmp/$mode"
 }
 
-echo "== thread per connection: $conns connections, $size-byte requests and answers, ${seconds} s x $runs per mode; load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "== thread per connection: $conns connections, $size-byte requests and answers, ${seconds} s x $runs per mode, placement $placement${server_pin[1]:+ (server on CPU ${server_pin[2]}, client on CPU ${client_pin[2]})}; load $(cut -d' ' -f1-3 /proc/loadavg)"
 for mode in "${modes[@]}"; do : >"$tmp/$mode"; done
 for ((i = 1; i <= runs; ++i)); do
   for mode in "${modes[@]}"; do run_once "$mode"; done
