@@ -44,18 +44,19 @@ static void* drainer(void* arg) {
 
 static unsigned char* big;
 
-// Makes `fd` known as a socket to arbrun (a recv on it succeeds) when `known`.
-static void maybe_make_known(int fd, int peer, int known) {
+// A socketpair of `type` in sv; sv[0] made known as a socket to arbrun (a recv on it succeeds)
+// when `known`.
+static void socket_pair(int type, int known, int sv[2]) {
+    CHECK_SYS(socketpair(AF_UNIX, type, 0, sv));
     if (!known) return;
     char c = 'k';
-    CHECK(write(peer, &c, 1) == 1, "hint write");
-    CHECK(read(fd, &c, 1) == 1 && c == 'k', "hint read");
+    CHECK(write(sv[1], &c, 1) == 1, "hint write");
+    CHECK(read(sv[0], &c, 1) == 1 && c == 'k', "hint read");
 }
 
 static void blocking_whole(int known) {
     int sv[2];
-    CHECK_SYS(socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
-    maybe_make_known(sv[0], sv[1], known);
+    socket_pair(SOCK_STREAM, known, sv);
     struct drain d = {sv[1], BIG, 0, 0};
     pthread_t t = compat_spawn(drainer, &d);
     CHECK(write(sv[0], big, BIG) == BIG, "blocking write not whole (known %d)", known);
@@ -75,8 +76,7 @@ static void blocking_whole(int known) {
 
 static void nonblocking_short(int known) {
     int sv[2];
-    CHECK_SYS(socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
-    maybe_make_known(sv[0], sv[1], known);
+    socket_pair(SOCK_STREAM, known, sv);
     CHECK_SYS(fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK));
     const ssize_t r = write(sv[0], big, BIG);
     CHECK(r > 0 && r < BIG, "non-blocking write returned %zd (known %d)", r, known);
@@ -89,8 +89,7 @@ static void nonblocking_short(int known) {
 
 static void send_timeout(int known) {
     int sv[2];
-    CHECK_SYS(socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
-    maybe_make_known(sv[0], sv[1], known);
+    socket_pair(SOCK_STREAM, known, sv);
     struct timeval tv = {0, 50 * 1000};
     CHECK_SYS(setsockopt(sv[0], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv));
     const ssize_t r = write(sv[0], big, BIG);
@@ -104,8 +103,7 @@ static void send_timeout(int known) {
 
 static void seqpacket_records(int known) {
     int sv[2];
-    CHECK_SYS(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv));
-    maybe_make_known(sv[0], sv[1], known);
+    socket_pair(SOCK_SEQPACKET, known, sv);
     const size_t sizes[] = {1, 100, 1000, 3};
     for (size_t i = 0; i < 4; i++) CHECK(write(sv[0], big, sizes[i]) == (ssize_t)sizes[i], "seq");
     struct iovec iov[2] = {{big, 5}, {big + 5, 7}};
@@ -128,8 +126,7 @@ static void on_sigpipe(int sig) {
 
 static void broken_pipe(int known) {
     int sv[2];
-    CHECK_SYS(socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
-    maybe_make_known(sv[0], sv[1], known);
+    socket_pair(SOCK_STREAM, known, sv);
     close(sv[1]);
     const int before = sigpipes;
     CHECK_ERRNO(write(sv[0], big, 10), EPIPE);
@@ -143,8 +140,7 @@ static void broken_pipe(int known) {
 // A number known as a socket, closed and reused by a pipe's write end, then by a regular file.
 static void reused_number(void) {
     int sv[2];
-    CHECK_SYS(socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
-    maybe_make_known(sv[0], sv[1], 1);
+    socket_pair(SOCK_STREAM, 1, sv);
     const int num = sv[0];
     close(sv[1]);
     int p[2];
@@ -178,8 +174,7 @@ static void reused_number(void) {
 static int socket_closed_inside_libc(int* below) {
     if (below) CHECK_SYS(*below = open("/dev/null", O_RDONLY));
     int sv[2];
-    CHECK_SYS(socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
-    maybe_make_known(sv[0], sv[1], 1);
+    socket_pair(SOCK_STREAM, 1, sv);
     close(sv[1]);
     FILE* stream = fdopen(sv[0], "w");
     CHECK(stream != NULL, "fdopen");
