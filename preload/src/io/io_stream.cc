@@ -5,26 +5,30 @@
 // shared with dup'ed descriptors and child processes. A descriptor the program made non-blocking
 // gets EAGAIN exactly as natively.
 //
-// read/readv on a socket are made as recv/recvmsg with MSG_DONTWAIT first (the kernel runs the same
-// sock_recvmsg for both, with the same flags for a zero-flag recv), so a socket with data costs one
-// system call, not a poll(0) look and the read. Descriptors of other kinds answer ENOTSOCK, are
-// remembered as such in a per-fd hint, and take the look-then-call path. The hint is only ever an
-// optimisation: a stale "not a socket" costs the look (the old path, correct for every kind), a
-// missing one costs one ENOTSOCK. It is forgotten when the program closes or dup2s over the number,
-// or accept returns it, so a socket that reuses a number normally gets the fast path again.
-//
-// write/writev on a descriptor known to be a socket (a recv on it succeeded, or accept returned
-// it: a second per-fd hint) are made first as pwritev2 with RWF_NOWAIT. The kernel runs the same
-// sock_write_iter as for write, with the same message flags (a SOCK_SEQPACKET write still ends its
-// record), only without blocking, so a socket with buffer space costs one system call, not a
-// poll(0) look and the write (a thread-per-connection server answering a request made both). What
-// does not fit takes the look-then-call path for the rest. This hint is an optimisation too: a
-// stale "socket" on a number that now names a pipe runs the same non-blocking write a pipe
-// supports; a regular file mostly refuses RWF_NOWAIT (EOPNOTSUPP) before writing anything, and the
-// hint is dropped; where the file system takes it, a write it stops part-way is finished by a
-// second call.
+// What each descriptor number is (FdKind, a per-fd hint) picks the call's path:
+// - read/readv on a socket are made as recv/recvmsg with MSG_DONTWAIT first (the kernel runs the
+//   same sock_recvmsg for both, with the same flags for a zero-flag recv), so a socket with data
+//   costs one system call, not a poll(0) look and the read. A number of unknown kind is tried as a
+//   socket; ENOTSOCK sends it to fstat once, which tells a file from the rest.
+// - write/writev on a socket are made first as pwritev2 with RWF_NOWAIT. The kernel runs the same
+//   sock_write_iter as for write, with the same message flags (a SOCK_SEQPACKET write still ends
+//   its record), only without blocking: one system call while the socket has buffer space (a
+//   thread-per-connection server answering a request made two). What does not fit takes the
+//   look-then-call path for the rest. A number of unknown kind is sent to fstat once.
+// - A regular file or block device is always ready for poll, so its calls are made at once
+//   (bracketed), without the look: a program reading or writing files in 4 KiB pieces made two
+//   system calls per piece.
+// - Anything else (pipes, terminals, eventfds) takes the look-then-call path.
+// A hint is forgotten when the program closes or dup2s over the number, or accept returns it, so
+// a number that names another open file is normally learnt again. A stale hint (the number closed
+// inside libc, by fclose, and reused) picks a path that is still correct: a "file" call is a
+// blocking call, which any descriptor can take; an "other" one looks first; a "socket" write on
+// a pipe is the same non-blocking write a pipe supports, and a regular file mostly refuses
+// RWF_NOWAIT (EOPNOTSUPP) before writing anything, which drops the hint (where its file system
+// takes it, a write it stops part-way is finished by a second call).
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -43,49 +47,48 @@
 namespace arbrun {
 namespace {
 
-// Per-fd "not a socket" hints (see the top). Bits set with fetch_or when a recv says ENOTSOCK,
-// cleared by close/dup2/dup3/accept; any thread, relaxed: a hint read stale only picks the slower
-// correct path, or costs one failed recv. Descriptors at or above kHintFds have no hint (always
-// tried as sockets first).
+// What is known of each descriptor number (see the top): its kind, learnt from the first call
+// that had to find out and forgotten by close/dup2/dup3 and accept, which may give the number to
+// another open file. One byte per number, any thread, relaxed: every hint is an optimisation, and
+// a stale one only picks a slower path that is still correct for every kind (a "file" read is a
+// blocking call, the layer A that any descriptor can take). Numbers at or above kHintFds have no
+// hint: they are tried as sockets first, and looked at before other calls.
+enum class FdKind : uint8_t {
+    unknown = 0,
+    socket,  // a recv on it succeeded, accept returned it, or fstat said so
+    file,    // a regular file or block device: always ready, so a look before a call is wasted
+    other,   // anything else that is not a socket (pipe, terminal, eventfd, character device)
+};
 constexpr int kHintFds = 1 << 16;
-std::atomic<uint64_t> gNotSocket[kHintFds / 64];
+std::atomic<uint8_t> gKind[kHintFds];
 
-bool knownNotSocket(int fd) {
-    return fd >= 0 && fd < kHintFds &&
-           ((gNotSocket[fd / 64].load(std::memory_order_relaxed) >> (fd % 64)) & 1);
+FdKind kindOf(int fd) {
+    return fd >= 0 && fd < kHintFds ? FdKind(gKind[fd].load(std::memory_order_relaxed))
+                                    : FdKind::unknown;
 }
 
-void markNotSocket(int fd) {
-    if (fd >= 0 && fd < kHintFds) {
-        gNotSocket[fd / 64].fetch_or(uint64_t{1} << (fd % 64), std::memory_order_relaxed);
+// Reads first: a server's every read on its connections would otherwise write the shared line.
+void setKind(int fd, FdKind kind) {
+    if (fd >= 0 && fd < kHintFds && kindOf(fd) != kind) {
+        gKind[fd].store(uint8_t(kind), std::memory_order_relaxed);
     }
 }
 
-// Per-fd "a socket" hints (see the top), kept like gNotSocket: set after a recv on the number
-// succeeded or accept returned it, cleared with it.
-std::atomic<uint64_t> gSocket[kHintFds / 64];
-
-bool knownSocket(int fd) {
-    return fd >= 0 && fd < kHintFds &&
-           ((gSocket[fd / 64].load(std::memory_order_relaxed) >> (fd % 64)) & 1);
-}
-
-// Reads first: a server's every read on its connections would otherwise write the shared word.
-void markSocket(int fd) {
-    if (fd >= 0 && fd < kHintFds && !knownSocket(fd)) {
-        gSocket[fd / 64].fetch_or(uint64_t{1} << (fd % 64), std::memory_order_relaxed);
-    }
-}
-
-// Forgets the hints of a number that now names (or will name) another open file; reads first, so
-// the common case (no hint) writes nothing shared.
+// Forgets what was known of a number that now names (or will name) another open file.
 void forgetKind(int fd) {
-    if (knownNotSocket(fd)) {
-        gNotSocket[fd / 64].fetch_and(~(uint64_t{1} << (fd % 64)), std::memory_order_relaxed);
-    }
-    if (knownSocket(fd)) {
-        gSocket[fd / 64].fetch_and(~(uint64_t{1} << (fd % 64)), std::memory_order_relaxed);
-    }
+    setKind(fd, FdKind::unknown);
+}
+
+// Finds out (fstat) and remembers the kind of `fd`; unknown when fstat fails (a bad number: the
+// real call then reports it as natively).
+FdKind learnKind(int fd) {
+    struct stat st;
+    if (fd < 0 || fd >= kHintFds || ARBRUN_REAL(fstat)(fd, &st) != 0) return FdKind::unknown;
+    const FdKind kind = S_ISSOCK(st.st_mode)                         ? FdKind::socket
+                        : S_ISREG(st.st_mode) || S_ISBLK(st.st_mode) ? FdKind::file
+                                                                     : FdKind::other;
+    setKind(fd, kind);
+    return kind;
 }
 
 // One non-blocking look at the descriptor: true when it is ready for `events` (or in error, or
@@ -119,8 +122,13 @@ AfterWait afterWait(WaitOutcome outcome) {
 
 // The common shape of read-like and write-like calls on descriptors of unknown kind: look, wait
 // for readiness if the call would block, then make the call (bracketed: it may still block).
+// A regular file or block device is always ready: the call is made at once (bracketed, as the
+// look would have led to).
 template <typename Call>
 ssize_t whenReady(int fd, bool writing, Call&& call) {
+    FdKind kind = kindOf(fd);
+    if (kind == FdKind::unknown) kind = learnKind(fd);
+    if (kind == FdKind::file) return blockingCall(call);
     const short pollEvents = writing ? POLLOUT : POLLIN;
     const uint32_t epollEvents = writing ? EPOLLOUT : EPOLLIN;
     uint64_t deadline = 0;  // computed on the first wait only
@@ -219,11 +227,12 @@ ssize_t sendAll(int fd, const void* buf, size_t len, int flags, Send&& send) {
 // consuming a datagram, which a zero-length recv would not.
 template <typename AsSocket, typename AsAnyKind>
 ssize_t readMaybeSocket(int fd, bool nonEmpty, AsSocket&& asSocket, AsAnyKind&& asAnyKind) {
-    if (nonEmpty && !knownNotSocket(fd)) {
+    const FdKind kind = kindOf(fd);
+    if (nonEmpty && kind != FdKind::file && kind != FdKind::other) {
         const ssize_t r = socketCall(fd, 0, false, asSocket);
-        if (r >= 0) markSocket(fd);
+        if (r >= 0) setKind(fd, FdKind::socket);
         if (r >= 0 || errno != ENOTSOCK) return r;
-        markNotSocket(fd);
+        learnKind(fd);  // not a socket: which other kind, for this call's whenReady and later ones
     }
     return whenReady(fd, false, asAnyKind);
 }
@@ -252,7 +261,9 @@ std::vector<iovec> remainingAfter(const iovec* iov, int iovcnt, size_t skip) {
 template <typename AsAnyKind>
 ssize_t writeMaybeSocket(int fd, const iovec* iov, int iovcnt, size_t total,
                          AsAnyKind&& asAnyKind) {
-    if (!knownSocket(fd)) return asAnyKind(iov, iovcnt);
+    FdKind kind = kindOf(fd);
+    if (kind == FdKind::unknown) kind = learnKind(fd);
+    if (kind != FdKind::socket) return asAnyKind(iov, iovcnt);
     const ssize_t r = ARBRUN_REAL(pwritev2)(fd, iov, iovcnt, -1, RWF_NOWAIT);
     if (r >= 0 && size_t(r) == total) return r;
     if (r < 0 && (errno == EOPNOTSUPP || errno == ENOSYS)) {  // a file that refuses RWF_NOWAIT
@@ -383,8 +394,7 @@ ARBRUN_EXPORT int accept(int fd, sockaddr* addr, socklen_t* len) {
     if (!onUserThread()) return ARBRUN_REAL(accept)(fd, addr, len);
     const int r =
         int(whenReady(fd, false, [&] { return ssize_t(ARBRUN_REAL(accept)(fd, addr, len)); }));
-    forgetKind(r);
-    markSocket(r);
+    setKind(r, FdKind::socket);
     return r;
 }
 
@@ -393,8 +403,7 @@ ARBRUN_EXPORT int accept4(int fd, sockaddr* addr, socklen_t* len, int flags) {
     if (!onUserThread()) return ARBRUN_REAL(accept4)(fd, addr, len, flags);
     const int r = int(
         whenReady(fd, false, [&] { return ssize_t(ARBRUN_REAL(accept4)(fd, addr, len, flags)); }));
-    forgetKind(r);
-    markSocket(r);
+    setKind(r, FdKind::socket);
     return r;
 }
 
