@@ -80,7 +80,9 @@ void forgetKind(int fd) {
 }
 
 // Finds out (fstat) and remembers the kind of `fd`; unknown when fstat fails (a bad number: the
-// real call then reports it as natively).
+// real call then reports it as natively). eventfd, timerfd, epoll and other anonymous inodes
+// report no file type (mode 0600), so they are "other" and keep waiting through the epoll; a
+// kernel that called them regular files would only send their reads to layer A.
 FdKind learnKind(int fd) {
     struct stat st;
     if (fd < 0 || fd >= kHintFds || ARBRUN_REAL(fstat)(fd, &st) != 0) return FdKind::unknown;
