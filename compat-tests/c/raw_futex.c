@@ -195,15 +195,23 @@ static void* requeue_waiter(void* arg) {
 
 // Moves sleepers src -> dst until `want` were moved and src is empty. A waiter reaches src only
 // by waiting (nobody wakes dst here), so the moves add up to exactly `want` unless the kernel
-// re-waited one on src: the empty-check's wake then finds it, it waits on src again, and it is
-// moved once more (counted in rq_rewaits).
+// re-waited one on src: a requeue then moves it along with the others (one more than left to
+// move), or the empty-check's wake finds it, it waits on src again, and it is moved once more;
+// either way it counts in rq_rewaits.
 static void requeue_until_moved(int want, int64_t give_up) {
     int moved = 0;
     for (;;) {
         while (moved < want) {
             long r = rfutex(&rq_src, FUTEX_CMP_REQUEUE | priv, 0, INT_MAX, &rq_dst, 0);
-            CHECK(r >= 0 && r <= want - moved, "CMP_REQUEUE returned %ld (%d of %d moved)", r,
-                  moved, want);
+            CHECK(r >= 0 && r <= RQ, "CMP_REQUEUE returned %ld (%d of %d moved)", r, moved, want);
+            // More than were left to move: the rest were requeued before and re-waited on src
+            // (counted, and moved back to dst with the others).
+            if (r > want - moved) {
+                rq_rewaits += (int)r - (want - moved);
+                CHECK(rq_rewaits <= RQ_REWAITS_TOLERATED,
+                      "%d requeued waiters were back on the source", rq_rewaits);
+                r = want - moved;
+            }
             moved += (int)r;
             CHECK(compat_now_ns(CLOCK_MONOTONIC) < give_up, "only %d of %d waiters slept", moved,
                   want);
