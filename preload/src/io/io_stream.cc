@@ -93,6 +93,12 @@ FdKind learnKind(int fd) {
     return kind;
 }
 
+// The kind of `fd`, found out (learnKind) if not known yet.
+FdKind kindOrLearn(int fd) {
+    const FdKind kind = kindOf(fd);
+    return kind == FdKind::unknown ? learnKind(fd) : kind;
+}
+
 // One non-blocking look at the descriptor: true when it is ready for `events` (or in error, or
 // invalid: then the real call reports that).
 bool readyNow(int fd, short events) {
@@ -128,9 +134,7 @@ AfterWait afterWait(WaitOutcome outcome) {
 // look would have led to).
 template <typename Call>
 ssize_t whenReady(int fd, bool writing, Call&& call) {
-    FdKind kind = kindOf(fd);
-    if (kind == FdKind::unknown) kind = learnKind(fd);
-    if (kind == FdKind::file) return blockingCall(call);
+    if (kindOrLearn(fd) == FdKind::file) return blockingCall(call);
     const short pollEvents = writing ? POLLOUT : POLLIN;
     const uint32_t epollEvents = writing ? EPOLLOUT : EPOLLIN;
     uint64_t deadline = 0;  // computed on the first wait only
@@ -263,9 +267,7 @@ std::vector<iovec> remainingAfter(const iovec* iov, int iovcnt, size_t skip) {
 template <typename AsAnyKind>
 ssize_t writeMaybeSocket(int fd, const iovec* iov, int iovcnt, size_t total,
                          AsAnyKind&& asAnyKind) {
-    FdKind kind = kindOf(fd);
-    if (kind == FdKind::unknown) kind = learnKind(fd);
-    if (kind != FdKind::socket) return asAnyKind(iov, iovcnt);
+    if (kindOrLearn(fd) != FdKind::socket) return asAnyKind(iov, iovcnt);
     const ssize_t r = ARBRUN_REAL(pwritev2)(fd, iov, iovcnt, -1, RWF_NOWAIT);
     if (r >= 0 && size_t(r) == total) return r;
     if (r < 0 && (errno == EOPNOTSUPP || errno == ENOSYS)) {  // a file that refuses RWF_NOWAIT
