@@ -68,30 +68,27 @@ for tree in "$build" ${baseline:+"$baseline"}; do
 done
 [[ -n $baseline ]] && modes=(native baseline arbrun)
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/arbrun-conn-threads.XXXXXX")
-server=
-cleanup() {
-  [[ -n $server ]] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-cc -O2 -pthread -o "$tmp/conn_rr" "$here/conn_rr.c"
+# shellcheck source=../lib/server.sh
+source "$here/../lib/server.sh"
+# shellcheck source=../lib/stats.sh
+source "$here/../lib/stats.sh"
+bench_scratch conn-threads  # $work, removed on exit with the server in $server
+cc -O2 -pthread -o "$work/conn_rr" "$here/conn_rr.c"
 
-# run_once MODE: appends "US_PER_RT RT SERVER_CPU_US" to $tmp/MODE, or reports a failure.
+# run_once MODE: appends "US_PER_RT RT SERVER_CPU_US" to $work/MODE, or reports a failure.
 run_once() {
-  local mode=$1 port_file=$tmp/port
+  local mode=$1 port_file=$work/port
   rm -f "$port_file"
-  local -a cmd=("$tmp/conn_rr" server "$port_file" "$conns" "$size")
+  local -a cmd=("$work/conn_rr" server "$port_file" "$conns" "$size")
   [[ $mode == arbrun ]] && cmd=("$build/bin/arbrun" --standalone -- "${cmd[@]}")
   [[ $mode == baseline ]] && cmd=("$baseline/bin/arbrun" --standalone -- "${cmd[@]}")
   cmd=(${server_pin[@]+"${server_pin[@]}"} "${cmd[@]}")
-  "${cmd[@]}" >"$tmp/server.out" 2>"$tmp/server.err" &
+  "${cmd[@]}" >"$work/server.out" 2>"$work/server.err" &
   server=$!
   local waited=0
   until [[ -s $port_file ]]; do  # the server writes it (by rename) once it listens
     if ! kill -0 "$server" 2>/dev/null || ((waited++ > 1000)); then
-      echo "  $mode: the server did not start: $(tail -2 "$tmp/server.err")" >&2
+      echo "  $mode: the server did not start: $(tail -2 "$work/server.err")" >&2
       kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true; server=
       return
     fi
@@ -99,44 +96,43 @@ run_once() {
   done
   local client_ok=1
   timeout -k 5 "$(awk -v s="$seconds" 'BEGIN { print int(s) + 60 }')" \
-      ${client_pin[@]+"${client_pin[@]}"} "$tmp/conn_rr" client "$(cat "$port_file")" "$conns" "$seconds" "$size" >"$tmp/client.out" 2>&1 ||
+      ${client_pin[@]+"${client_pin[@]}"} "$work/conn_rr" client "$(cat "$port_file")" "$conns" "$seconds" "$size" >"$work/client.out" 2>&1 ||
     client_ok=0
   if ! timeout 60 tail --pid="$server" -f /dev/null || ! wait "$server" || ((client_ok == 0)); then
-    echo "  $mode: a run failed: $(tail -1 "$tmp/client.out") $(tail -1 "$tmp/server.err")" >&2
+    echo "  $mode: a run failed: $(tail -1 "$work/client.out") $(tail -1 "$work/server.err")" >&2
     kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true; server=
     return
   fi
   server=
   awk 'FNR == NR && /^round_trips/ { rt = $2; us = $4; next }
-       /^server_cpu_us/ { print us, rt, $2 }' "$tmp/client.out" "$tmp/server.out" >>"$tmp/$mode"
+       /^server_cpu_us/ { print us, rt, $2 }' "$work/client.out" "$work/server.out" >>"$work/$mode"
 }
 
 echo "== thread per connection: $conns connections, $size-byte requests and answers, ${seconds} s x $runs per mode, placement $placement${server_pin[1]:+ (server on CPU ${server_pin[2]}, client on CPU ${client_pin[2]})}; load $(cut -d' ' -f1-3 /proc/loadavg)"
-for mode in "${modes[@]}"; do : >"$tmp/$mode"; done
+for mode in "${modes[@]}"; do : >"$work/$mode"; done
 for ((i = 1; i <= runs; ++i)); do
   for mode in "${modes[@]}"; do run_once "$mode"; done
 done
 
-# median FILE COLUMN [per-round-trip]: the median of COLUMN (3: server CPU divided by column 2).
+# median FILE COLUMN [per-round-trip]: the median of COLUMN (3: server CPU divided by column 2),
+# to two decimals.
 median() {
-  awk -v c="$2" -v per="${3:-}" '{ print per ? $c / $2 : $c }' "$1" | sort -g |
-    awk '{ v[NR] = $1 } END {
-      if (NR == 0) { print "n/a"; exit }
-      printf "%.2f\n", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+  awk -v c="$2" -v per="${3:-}" '{ print per ? $c / $2 : $c }' "$1" | bench_median |
+    awk '$1 == "n/a" { print; next } { printf "%.2f\n", $1 }'
 }
 printf '%-9s %14s %22s %6s\n' mode "us/round trip" "server CPU us/round trip" runs
 for mode in "${modes[@]}"; do
-  printf '%-9s %14s %22s %6s\n' "$mode" "$(median "$tmp/$mode" 1)" "$(median "$tmp/$mode" 3 per)" \
-    "$(wc -l <"$tmp/$mode")"
+  printf '%-9s %14s %22s %6s\n' "$mode" "$(median "$work/$mode" 1)" "$(median "$work/$mode" 3 per)" \
+    "$(wc -l <"$work/$mode")"
 done
 for mode in "${modes[@]}"; do
   printf '%-9s runs (us/round trip, server CPU us/round trip):' "$mode"
-  awk '{ printf " %.2f/%.2f", $1, $3 / $2 }' "$tmp/$mode"
+  awk '{ printf " %.2f/%.2f", $1, $3 / $2 }' "$work/$mode"
   echo
 done
 for mode in "${modes[@]:1}"; do
-  awk -v m="$mode" -v a="$(median "$tmp/$mode" 1)" -v b="$(median "$tmp/native" 1)" \
-      -v ca="$(median "$tmp/$mode" 3 per)" -v cb="$(median "$tmp/native" 3 per)" 'BEGIN {
+  awk -v m="$mode" -v a="$(median "$work/$mode" 1)" -v b="$(median "$work/native" 1)" \
+      -v ca="$(median "$work/$mode" 3 per)" -v cb="$(median "$work/native" 3 per)" 'BEGIN {
       if (a == "n/a" || b == "n/a") { print m "/native: n/a"; exit }
       printf "%s/native: time per round trip %.2fx, server CPU per round trip %.2fx\n", m, a / b, ca / cb }'
 done

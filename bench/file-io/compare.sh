@@ -42,7 +42,9 @@ for tree in "$build" ${baseline:+"$baseline"}; do
   [[ -x $tree/bin/arbrun ]] || { echo "compare.sh: $tree/bin/arbrun is missing (cmake --build $tree --target arbrun arbrun_preload)" >&2; exit 1; }
 done
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/arbrun-file-io.XXXXXX")
+# shellcheck source=../lib/stats.sh
+source "$here/../lib/stats.sh"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/arbrun-file-io.XXXXXX")  # the file is measured here: not /dev/shm
 trap 'rm -rf "$tmp"' EXIT
 cc -O2 -o "$tmp/file_pieces" "$here/file_pieces.c"
 size=$((size_mib << 20))
@@ -62,10 +64,7 @@ for ((i = 1; i <= runs; ++i)); do
 done
 
 median() {  # FILE COLUMN
-  awk -v c="$2" '/^write_ns/ { print $c }' "$1" | sort -g |
-    awk '{ v[NR] = $1 } END {
-      if (NR == 0) { print "n/a"; exit }
-      print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+  awk -v c="$2" '/^write_ns/ { print $c }' "$1" | bench_median
 }
 printf '%-9s %12s %12s %6s\n' mode "ns/write" "ns/read" runs
 for mode in "${modes[@]}"; do
