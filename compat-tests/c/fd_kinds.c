@@ -14,21 +14,13 @@ enum { PIECE = 4096, PIECES = 256, ROUNDS = 200 };
 
 static unsigned char piece[PIECE];
 
-static int temp_file(void) {
-    char path[] = "/tmp/compat-fd-kinds-XXXXXX";
-    const int fd = mkstemp(path);
-    CHECK_SYS(fd);
-    unlink(path);
-    return fd;
-}
-
 // A number of kind `kind` ("file", "pipe" or "socket"), used once so that arbrun knows its kind,
 // then closed inside libc. Returns the freed number.
 static int used_then_closed_inside_libc(const char* kind) {
     int fd, other = -1;
     char c = 'x';
     if (strcmp(kind, "file") == 0) {
-        fd = temp_file();
+        fd = compat_temp_file("fd_kinds");
         CHECK_EQ(write(fd, &c, 1), 1);
         CHECK_EQ(lseek(fd, 0, SEEK_SET), 0);
         CHECK_EQ(read(fd, &c, 1), 1);
@@ -73,7 +65,7 @@ int main(void) {
     for (int i = 0; i < PIECE; i++) piece[i] = (unsigned char)(i * 7);
 
     // A regular file, in pieces.
-    const int f = temp_file();
+    const int f = compat_temp_file("fd_kinds");
     for (int i = 0; i < PIECES; i++) {
         piece[0] = (unsigned char)i;
         CHECK_EQ(write(f, piece, PIECE), PIECE);
@@ -124,7 +116,7 @@ int main(void) {
     const char* kinds[] = {"pipe", "socket"};
     for (int k = 0; k < 2; k++) {
         const int old = used_then_closed_inside_libc(kinds[k]);
-        const int g = temp_file();
+        const int g = compat_temp_file("fd_kinds");
         CHECK(g == old, "%s: the file got %d, not %d", kinds[k], g, old);
         CHECK_EQ(write(g, piece, PIECE), PIECE);
         CHECK_EQ(lseek(g, 0, SEEK_SET), 0);

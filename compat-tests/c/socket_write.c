@@ -152,10 +152,7 @@ static void reused_number(void) {
     CHECK_EQ(read(p[0], buf, sizeof buf), 4);
     close(p[0]);
     close(num);
-    char path[] = "/tmp/compat-socket-write-XXXXXX";
-    const int f = mkstemp(path);
-    CHECK_SYS(f);
-    unlink(path);
+    const int f = compat_temp_file("socket_write");
     if (f != num) {
         CHECK_SYS(dup2(f, num));
         close(f);
@@ -185,10 +182,7 @@ static int socket_closed_inside_libc(int* below) {
 // Such a number reused by a regular file, then by a pipe's write end.
 static void closed_inside_libc(void) {
     int num = socket_closed_inside_libc(NULL);
-    char path[] = "/tmp/compat-socket-write-XXXXXX";
-    const int f = mkstemp(path);
-    CHECK_SYS(f);
-    unlink(path);
+    const int f = compat_temp_file("socket_write");
     CHECK(f == num, "the file got %d, not the freed %d", f, num);
     CHECK_EQ(write(f, big, 200000), 200000);
     struct iovec iov[2] = {{big, 10}, {big, 20}};

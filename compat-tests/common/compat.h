@@ -16,6 +16,7 @@
 #endif
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -165,6 +166,17 @@ static inline void compat_temp_template(char* out, size_t size, const char* name
     const char* dir = getenv("TMPDIR");
     const int n = snprintf(out, size, "%s/%s.XXXXXX", dir && *dir ? dir : "/tmp", name);
     if (n < 0 || (size_t)n >= size) COMPAT_FAIL("temporary path for %s: TMPDIR too long", name);
+}
+
+// An open temporary regular file (read and write), already unlinked: nothing is left however the
+// test ends.
+static inline int compat_temp_file(const char* name) {
+    char path[PATH_MAX];
+    compat_temp_template(path, sizeof path, name);
+    const int fd = mkstemp(path);
+    if (fd < 0) COMPAT_FAIL("mkstemp for %s: %s", name, strerror(errno));
+    unlink(path);
+    return fd;
 }
 
 // pthread_create that fails the test on error.
