@@ -65,6 +65,10 @@ class SystemProbe {
   public:
     virtual ~SystemProbe() = default;
     virtual bool hasFsgsbase() = 0;
+    // Nanoseconds one write of the thread pointer takes here, made the way the runtime makes it on
+    // every switch (wrfsbase where hasFsgsbase(), else the arch_prctl system call); 0 when it
+    // could not be measured.
+    virtual uint64_t threadPointerWriteNs() = 0;
     virtual GlibcFacts glibc() = 0;
     virtual SyscallFacts syscalls() = 0;
     // A whole file (/proc/self/mountinfo, cgroup.controllers, ...); nullopt when unreadable.

@@ -38,7 +38,8 @@ inline long futexWake(std::atomic<uint32_t>* word, int count) {
 }
 
 // True when the CPU and kernel let user code write the %fs base directly (~13 ns vs ~150 ns for the
-// arch_prctl system call). Set once by start().
+// arch_prctl system call on bare metal, and 3.5-4 us in a 2-vCPU VM without FSGSBASE; `arbrun
+// doctor` measures it). Set once by start().
 extern bool gHaveFsgsbase;
 
 inline void setThreadPointer(void* tcb) {

@@ -7,8 +7,8 @@
 namespace arbrt {
 
 // True when the CPU and kernel let user code write the %fs base (FSGSBASE, AT_HWCAP2 bit 1).
-// Without it each context switch sets the thread pointer with arch_prctl (~150 ns instead of ~13
-// ns).
+// Without it each context switch sets the thread pointer with arch_prctl: ~150 ns instead of ~13 ns
+// on bare metal, several microseconds in some VMs (`arbrun doctor` measures it).
 bool fsgsbaseAvailable();
 
 // The running glibc's version ("2.36").
