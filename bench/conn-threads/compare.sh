@@ -72,6 +72,8 @@ done
 source "$here/../lib/server.sh"
 # shellcheck source=../lib/stats.sh
 source "$here/../lib/stats.sh"
+# shellcheck source=../lib/host.sh
+source "$here/../lib/host.sh"
 bench_scratch conn-threads  # $work, removed on exit with the server in $server
 cc -O2 -pthread -o "$work/conn_rr" "$here/conn_rr.c"
 
@@ -109,6 +111,7 @@ run_once() {
 }
 
 echo "== thread per connection: $conns connections, $size-byte requests and answers, ${seconds} s x $runs per mode, placement $placement${server_pin[1]:+ (server on CPU ${server_pin[2]}, client on CPU ${client_pin[2]})}; load $(cut -d' ' -f1-3 /proc/loadavg)"
+bench_host_line "$build/bin/arbrun"
 for mode in "${modes[@]}"; do : >"$work/$mode"; done
 for ((i = 1; i <= runs; ++i)); do
   for mode in "${modes[@]}"; do run_once "$mode"; done

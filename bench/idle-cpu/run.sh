@@ -71,6 +71,8 @@ for n in "$rate" "$duration" "$threads" "$connections" "$repeat"; do
 done
 # shellcheck source=../lib/server.sh
 source "$(dirname "$0")/../lib/server.sh"
+# shellcheck source=../lib/host.sh
+source "$(dirname "$0")/../lib/host.sh"
 bench_check_backend run.sh "$backend"
 # The CPUs for --placement: the first two this script may run on.
 server_cpu= loadgen_cpu=
@@ -159,6 +161,7 @@ echo "== idle CPU: memcached -t $threads, $rate req/s open loop, $connections co
      "${duration} s x $repeat per mode; arbrun ${mode_args[*]} $arbrun_args ($backend);" \
      "placement $placement${server_cpu:+ (server on CPU $server_cpu, load generator on CPU $loadgen_cpu)};" \
      "load $(cut -d' ' -f1-3 /proc/loadavg)"
+bench_host_line "$build/bin/arbrun"
 : >"$work/native"; : >"$work/arbrun"; : >"$work/baseline"
 for ((i = 1; i <= repeat; i++)); do
   for mode in "${modes[@]}"; do run_once "$mode" >>"$work/$mode"; done
