@@ -498,11 +498,16 @@ class Experiment:
                     "--protocol", self.server.protocol, "--log", log_path]
             argv = pinned(argv, self.o.loadgen_cpus)
             lg_out = os.path.join(self.scratch, f"{cfg}.loadgen.out")
+            # The server's threads' run-queue waits over the load: on CPUs the tenants share, the
+            # kernel's scheduling, not the server, may be what its latency waits for.
+            server_pid = machine.only_child(server.pid)
+            sched_before = machine.scheduling(server_pid) if server_pid else None
             with open(lg_out, "wb") as out:
                 err = self.log_file(cfg, "loadgen")
                 lg = Process(argv, stdout=out, stderr=err)
                 err.close()
             self.watch(cfg, lg, batch)
+            sched_after = machine.scheduling(server_pid) if server_pid else None
             lg_res = lg.wait(30)
             with open(lg_out, errors="replace") as f:
                 lg_text = f.read()
@@ -525,6 +530,8 @@ class Experiment:
             srv = server.stop()
             result["server"] = {"name": self.server.name, "returncode": srv.returncode,
                                 "cpu_s": srv.cpu_s,
+                                "wait_us_per_slice": machine.wait_per_slice_us(sched_before,
+                                                                               sched_after),
                                 "start_s": server.start_time - t0, "trace": server_trace}
             with open(log_path) as f:
                 samples = stats.parse_latency_log(f)
@@ -819,8 +826,9 @@ def render_report(results, analysis, lines, failures, plot_files, server="memcac
     out = [f"# arbparsec colocate: {server} beside batch tenants, under arbrun and natively", ""]
     out += [f"- {l}" for l in lines] + [""]
     out += ["| configuration | answered | p50 | p99 | p99.9 | p99 / alone | batch throughput (/s: repetitions; PARSEC: runs) "
-            "| batch CPU s | server CPU s | avg cores (server / batch) | load avg before |",
-            "|---|---:|---:|---:|---:|---:|---|---:|---:|---|---|"]
+            "| batch CPU s | server CPU s | server run-queue wait (µs per time slice) "
+            "| avg cores (server / batch) | load avg before |",
+            "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---|"]
     by = {r["config"]: r for r in results}
     for r in results:
         alone = by.get(f"{r['mode']}-alone")
@@ -830,10 +838,15 @@ def render_report(results, analysis, lines, failures, plot_files, server="memcac
                        for b in batch) or "—"
         bcpu = f"{sum(b['cpu_s'] for b in batch):.1f}" if batch else "—"
         cores = r.get("avg_cores")
+        wait = r["server"].get("wait_us_per_slice")
         out.append(f"| {r['config']} | {int(r['loadgen']['answered'])} | {fmt_us(r['overall']['p50'])} "
                    f"| {fmt_us(r['overall']['p99'])} | {fmt_us(r['overall']['p999'])} "
                    f"| {'—' if rel is None else f'{rel:.2f}'} | {bt} | {bcpu} "
-                   f"| {r['server']['cpu_s']:.1f} | {cores or '—'} | {r['load_before']} |")
+                   f"| {r['server']['cpu_s']:.1f} | {'—' if wait is None else f'{wait:.0f}'} "
+                   f"| {cores or '—'} | {r['load_before']} |")
+    out += ["", "Server run-queue wait: how long the server's threads were runnable but not running, "
+            "per time slice, over the load (their /proc schedstat): on CPUs the tenants share "
+            "(fake backend, native runs), time the kernel gave the server's CPU to another thread."]
     a = analysis
     out += ["", "## Goals", ""]
 

@@ -31,6 +31,60 @@ def loadavg():
         return "?"
 
 
+def parse_schedstat(text):
+    """(ns run, ns waited on a run queue, time slices) from one /proc/PID/task/TID/schedstat line,
+    or None when it is not three integers."""
+    fields = text.split()
+    if len(fields) != 3:
+        return None
+    try:
+        run, wait, slices = (int(f) for f in fields)
+    except ValueError:
+        return None
+    return run, wait, slices
+
+
+def only_child(pid):
+    """The pid of `pid`'s only child (a timeout(1) wrapper's program), or None (none, several, or
+    gone)."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            kids = f.read().split()
+    except OSError:
+        return None
+    return int(kids[0]) if len(kids) == 1 else None
+
+
+def scheduling(pid):
+    """The process's threads summed: (ns run, ns waited on a run queue, time slices), from their
+    schedstat files; None when the process is gone or the kernel keeps no schedstat. Threads that
+    exit between two samples take their share with them, so a difference undercounts them."""
+    total = [0, 0, 0]
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    seen = False
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                one = parse_schedstat(f.read())
+        except OSError:
+            continue
+        if one is not None:
+            seen = True
+            total = [a + b for a, b in zip(total, one)]
+    return tuple(total) if seen else None
+
+
+def wait_per_slice_us(before, after):
+    """Microseconds waited on a run queue per time slice between two scheduling() samples, or None
+    when either is missing or no slice ran."""
+    if before is None or after is None or after[2] <= before[2]:
+        return None
+    return max(0, after[1] - before[1]) / (after[2] - before[2]) / 1000.0
+
+
 def describe():
     return f"{cpus()} CPUs ({cpu_model()}), Linux {platform.release()}"
 

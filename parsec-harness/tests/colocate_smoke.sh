@@ -16,6 +16,9 @@ rc=0
 for cfg in arbrun-alone arbrun-mix native-alone native-mix; do
     grep -q "^| $cfg |" "$out/report.md" || { echo "FAIL: $cfg missing from the report"; exit 1; }
     grep -q "^$cfg,1," "$out/colocate.csv" || { echo "FAIL: no per-second latency for $cfg"; exit 1; }
+    # The server's run-queue wait per time slice, the column after its CPU time, was measured.
+    grep -Eq "^\| $cfg \|([^|]*\|){8} [0-9]+ \|" "$out/report.md" ||
+        { echo "FAIL: no server run-queue wait for $cfg"; exit 1; }
 done
 grep -q "batch throughput under arbrun / native mix" "$out/report.md" || { echo "FAIL: no goals"; exit 1; }
 "$py" - "$out/summary.json" <<'PY'

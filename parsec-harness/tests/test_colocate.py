@@ -1,4 +1,5 @@
 import os
+import subprocess
 import tempfile
 import time
 import unittest
@@ -88,6 +89,38 @@ class ColocateLogicTest(unittest.TestCase):
                 f.write("cpuset cpu io memory\n")
             self.assertEqual(machine.cpuset_hierarchy(mounts), "cgroup-v2")
 
+    def test_schedstat_parsing_and_wait_per_slice(self):
+        self.assertEqual(machine.parse_schedstat("2000 500 7\n"), (2000, 500, 7))
+        for bad in ["", "1 2", "1 2 3 4", "a b c"]:
+            self.assertIsNone(machine.parse_schedstat(bad))
+        self.assertAlmostEqual(machine.wait_per_slice_us((0, 1000, 10), (0, 61000, 40)), 2.0)
+        self.assertIsNone(machine.wait_per_slice_us(None, (0, 1, 1)))
+        self.assertIsNone(machine.wait_per_slice_us((0, 5, 3), None))
+        self.assertIsNone(machine.wait_per_slice_us((0, 5, 3), (0, 9, 3)))  # no slice between
+
+    def test_scheduling_of_a_live_process_and_its_only_child(self):
+        if machine.scheduling(os.getpid()) is None:
+            self.skipTest("this kernel keeps no /proc/PID/task/TID/schedstat")
+        run, _, slices = machine.scheduling(os.getpid())
+        self.assertGreater(run, 0)
+        self.assertGreater(slices, 0)
+        self.assertIsNone(machine.scheduling(-1))
+        base = machine.only_child(os.getpid())  # the runner may have children of its own
+        if base is not None:
+            self.skipTest("the test process already has a child")
+        first = subprocess.Popen(["sleep", "30"])
+        try:
+            self.assertEqual(machine.only_child(os.getpid()), first.pid)
+            second = subprocess.Popen(["sleep", "30"])
+            try:
+                self.assertIsNone(machine.only_child(os.getpid()))  # two children: not "only"
+            finally:
+                second.kill()
+                second.wait()
+        finally:
+            first.kill()
+            first.wait()
+
     def test_analyse_and_report(self):
         results = [
             result("arbrun-alone", 100.0),
@@ -110,6 +143,7 @@ class ColocateLogicTest(unittest.TestCase):
         self.assertIn("# arbparsec colocate: redis beside batch tenants", text)
         self.assertIn("- redis p99 with the batch / alone", text)
         self.assertIn("| arbrun-mix | 100 |", text)
+        self.assertIn("| 1.0 | — |", text)  # no run-queue wait measured in these results
         self.assertIn("under arbrun 1.20 (goal <= 1.5: met); natively, batch niced: 3.00", text)
         self.assertIn("b NO", text)
         self.assertIn("## Problems", text)
@@ -121,6 +155,14 @@ class ColocateLogicTest(unittest.TestCase):
         self.assertIn("arbrun 1.20", summary)
         self.assertIn("against native (p50, p99): arbrun-mix / native-alone 1.20, 1.20", summary)
         self.assertEqual(len(summary.splitlines()), 7)
+
+    def test_report_gives_the_servers_run_queue_wait(self):
+        results = [result("arbrun-alone", 100.0), result("native-alone", 100.0)]
+        results[0]["server"]["wait_us_per_slice"] = 123.4
+        text = colocate.render_report(results, colocate.analyse(results), [], [], [])
+        self.assertIn("| server run-queue wait (µs per time slice) |", text)
+        self.assertIn("| 1.0 | 123 |", text)
+        self.assertIn("| 1.0 | — |", text)
 
     def test_against_native(self):
         results = [result("arbrun-alone", 110.0), result("arbrun-mix", 140.0),
