@@ -223,10 +223,11 @@ constexpr FlagSpec kRunFlags[] = {
      "Excludes --arbiter"},
     {"--stats", &Config::stats,
      "On exit, print to stderr: threads created, peak live threads,\n"
-     "context switches, blocking calls handed off, readiness events by\n"
-     "who saw them, cores reserved for exclusive threads and exclusive\n"
-     "threads that got none, cohorts formed and their mean size\n"
-     "(--dispatch cohort)"},
+     "context switches, parks resumed in place (a thread that waited\n"
+     "with nothing else to run on its core and went on with no switch),\n"
+     "blocking calls handed off, readiness events by who saw them,\n"
+     "cores reserved for exclusive threads and exclusive threads that\n"
+     "got none, cohorts formed and their mean size (--dispatch cohort)"},
     {"--verbose", &Config::verbose,
      "Say what arbrun and the runtime do (the environment passed on,\n"
      "cores granted and released, class matches) on stderr"},

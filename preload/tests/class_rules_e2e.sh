@@ -3,8 +3,9 @@
 #   class_rules_e2e.sh classes ARBRUN PROGRAM  --class rules of each kind matched at pthread_create,
 #                                              checked through the --verbose lines
 #   class_rules_e2e.sh cpp ARBRUN PROGRAM      with class_threads_cpp: demangled C++ names
-#   class_rules_e2e.sh stats ARBRUN PROGRAM    --stats prints threads created, peak live threads and
-#                                              context switches with plausible values
+#   class_rules_e2e.sh stats ARBRUN PROGRAM    --stats prints threads created, peak live threads,
+#                                              context switches and parks resumed in place with
+#                                              plausible values
 #   class_rules_e2e.sh exclusive ARBRUN PROGRAM  with class_exclusive (see class_exclusive.c): an
 #                                              exclusive thread's carrier runs nothing else, by
 #                                              sym: rule at creation and by name: rule after it;
@@ -81,11 +82,15 @@ case $check in
     created=$(field "threads created")
     peak=$(field "peak live threads")
     switches=$(field "context switches")
-    [[ -n $created && -n $peak && -n $switches ]] || fail "stats line lacks a field: $line"
+    in_place=$(field "parks resumed in place")
+    [[ -n $created && -n $peak && -n $switches && -n $in_place ]] ||
+      fail "stats line lacks a field: $line"
     # 7 pthreads plus main (a user thread too); 3 at once plus main; every thread ran at least once.
     ((created >= 7)) || fail "threads created $created < 7: $line"
     ((peak >= 2 && peak <= created)) || fail "peak live threads $peak out of range: $line"
     ((switches >= 7)) || fail "context switches $switches < 7: $line"
+    # A park resumed in place is counted among the switches too (it began as one).
+    ((in_place <= switches)) || fail "parks resumed in place $in_place > switches: $line"
     run
     if grep -q "^arbrun: stats" "$work/err"; then fail "stats printed without --stats"; fi
     ;;

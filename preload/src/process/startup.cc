@@ -185,24 +185,26 @@ void connectArbiter(arbrt::RuntimeOptions* options) {
 
 void printStats() {
     const arbrt::RuntimeStats s = arbrt::stats();
-    std::fprintf(
-        stderr,
-        "arbrun: stats: threads created %llu, peak live threads %llu, context switches "
-        "%llu, steals %llu, blocking calls handed off %llu, preemptions %llu, raw system "
-        "calls trapped %llu, calls retaken %llu, readiness seen by the netpoller %llu, "
-        "by polling carriers %llu, by the monitor %llu, cores "
-        "reserved %llu, exclusive fallbacks %llu, releases awaiting a park %llu (then "
-        "preempted %llu), cohorts formed %llu (mean size %.2f), cores %d\n",
-        (unsigned long long)s.threadsCreated, (unsigned long long)s.peakLiveThreads,
-        (unsigned long long)s.contextSwitches, (unsigned long long)s.steals,
-        (unsigned long long)s.coresLent, (unsigned long long)s.preemptions,
-        (unsigned long long)s.trappedSyscalls, (unsigned long long)s.retakes,
-        (unsigned long long)s.readyByNetpoller, (unsigned long long)s.readyByPollingCarrier,
-        (unsigned long long)s.readyByMonitor, (unsigned long long)s.coresReserved,
-        (unsigned long long)s.exclusiveFallbacks, (unsigned long long)s.releasesAwaitingPark,
-        (unsigned long long)s.releasesPreemptedAfterWaiting, (unsigned long long)s.cohortsFormed,
-        s.cohortsFormed ? double(s.cohortThreads) / double(s.cohortsFormed) : 0.0,
-        arbrt::numCores());
+    std::fprintf(stderr,
+                 "arbrun: stats: threads created %llu, peak live threads %llu, context switches "
+                 "%llu, parks resumed in place %llu, steals %llu, blocking calls handed off %llu, "
+                 "preemptions %llu, raw system "
+                 "calls trapped %llu, calls retaken %llu, readiness seen by the netpoller %llu, "
+                 "by polling carriers %llu, by the monitor %llu, cores "
+                 "reserved %llu, exclusive fallbacks %llu, releases awaiting a park %llu (then "
+                 "preempted %llu), cohorts formed %llu (mean size %.2f), cores %d\n",
+                 (unsigned long long)s.threadsCreated, (unsigned long long)s.peakLiveThreads,
+                 (unsigned long long)s.contextSwitches, (unsigned long long)s.resumedInPlace,
+                 (unsigned long long)s.steals, (unsigned long long)s.coresLent,
+                 (unsigned long long)s.preemptions, (unsigned long long)s.trappedSyscalls,
+                 (unsigned long long)s.retakes, (unsigned long long)s.readyByNetpoller,
+                 (unsigned long long)s.readyByPollingCarrier, (unsigned long long)s.readyByMonitor,
+                 (unsigned long long)s.coresReserved, (unsigned long long)s.exclusiveFallbacks,
+                 (unsigned long long)s.releasesAwaitingPark,
+                 (unsigned long long)s.releasesPreemptedAfterWaiting,
+                 (unsigned long long)s.cohortsFormed,
+                 s.cohortsFormed ? double(s.cohortThreads) / double(s.cohortsFormed) : 0.0,
+                 arbrt::numCores());
 }
 
 // Says (verbosely) whether system calls the program issues outside libc are caught, and if not

@@ -369,6 +369,9 @@ struct RuntimeStats {
     uint64_t liveThreads;
     uint64_t peakLiveThreads;
     uint64_t contextSwitches;
+    // Parks that ended with no switch: the thread parked with nothing else to run on its core, its
+    // carrier waited for work on the thread's own stack, and the thread's own wake-up came first.
+    uint64_t resumedInPlace;
     uint64_t steals;           // runnable threads taken by an idle core from a busy one
     uint64_t coresLent;        // blocking calls during which the core was lent to a spare carrier
     uint64_t preemptions;      // threads switched out at a safe point by the preemption signal

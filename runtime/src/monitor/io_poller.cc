@@ -167,14 +167,16 @@ uint32_t interestFor(const Bucket& b, int fd) {
 }
 
 // Arms `fd` for `events` (one-shot). Returns 0 or an errno value. Caller holds the fd's bucket.
+// Raw calls, no errno: a carrier waiting in place (waitInPlace) re-arms from a parked thread's TLS,
+// whose errno the thread would find changed when it resumes.
 int arm(int fd, uint32_t events) {
     epoll_event ev{};
     ev.events = events | EPOLLONESHOT;
     ev.data.u64 = uint64_t(uint32_t(fd));
-    if (epoll_ctl(gPoller->epfd, EPOLL_CTL_MOD, fd, &ev) == 0) return 0;
-    if (errno != ENOENT) return errno;
-    if (epoll_ctl(gPoller->epfd, EPOLL_CTL_ADD, fd, &ev) == 0) return 0;
-    return errno;
+    const long ptr = reinterpret_cast<long>(&ev);
+    long r = sysCall(SYS_epoll_ctl, gPoller->epfd, EPOLL_CTL_MOD, fd, ptr);
+    if (r == -ENOENT) r = sysCall(SYS_epoll_ctl, gPoller->epfd, EPOLL_CTL_ADD, fd, ptr);
+    return int(-r);
 }
 
 // Where the threads an event readies go. On a carrier (`here` set): the first one this core may

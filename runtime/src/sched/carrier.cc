@@ -14,16 +14,24 @@ using boost::context::detail::jump_fcontext;
 
 namespace {
 
-// Runs `t` until control comes back to the dispatcher (after any number of direct thread-to-thread
-// switches); the elapsed ticks count as the core's busy time.
-void runThread(Carrier* c, ThreadContext* t) {
-    Core* core = c->core;
-    const uint64_t start = rdtsc();
-    if (core->idleSpin.holding()) [[unlikely]] {  // the idle period that ended with t
+// An idle period ended with `t` about to run: the poll learner hears whether an event (readiness,
+// a timer) readied it or another thread did (idle_spin.h).
+void noteIdleEndedWith(Core* core, ThreadContext* t) {
+    if (core->idleSpin.holding()) [[unlikely]] {
         const bool byEvent = t->eventWake.load(std::memory_order_relaxed) != 0;
         if (byEvent) t->eventWake.store(0, std::memory_order_relaxed);
         core->idleSpin.resolve(byEvent);
     }
+}
+
+// Runs `t` until control comes back to the dispatcher (after any number of direct thread-to-thread
+// switches); the elapsed ticks, less those spent waiting in place meanwhile, count as the core's
+// busy time.
+void runThread(Carrier* c, ThreadContext* t) {
+    Core* core = c->core;
+    const uint64_t start = rdtsc();
+    const uint64_t inPlaceBefore = c->inPlaceIdleTicks;
+    noteIdleEndedWith(core, t);
     c->record.from = nullptr;
     c->record.action = AfterSwitch::nothing;
     std::atomic_ref(c->current).store(t, std::memory_order_relaxed);
@@ -34,14 +42,29 @@ void runThread(Carrier* c, ThreadContext* t) {
     transfer_t back = jump_fcontext(t->savedContext, &c->record);
     completeSwitch(back);
     if (core->carrier.load(std::memory_order_relaxed) != c) return;  // lent away meanwhile
-    core->busyTicks.store(core->busyTicks.load(std::memory_order_relaxed) + (rdtsc() - start),
-                          std::memory_order_relaxed);
+    const uint64_t elapsed = rdtsc() - start;
+    const uint64_t waited = c->inPlaceIdleTicks - inPlaceBefore;
+    core->busyTicks.store(
+        core->busyTicks.load(std::memory_order_relaxed) + (elapsed > waited ? elapsed - waited : 0),
+        std::memory_order_relaxed);
 }
 
 bool hasWork(Core* core) {
     return hasRunnable(core) || core->releaseRequested.load(std::memory_order_relaxed) != 0 ||
            core->lendBack.load(std::memory_order_relaxed) != 0 ||
            gRuntime->stopping.load(std::memory_order_relaxed);
+}
+
+// Whether `waiter` (a thread on whose stack its carrier waits in place; null for a dispatcher) has
+// been signalled: its permit is set, so it resumes. One load of its first line.
+bool permitted(const ThreadContext* waiter) {
+    return waiter && (waiter->runState.load(std::memory_order_relaxed) & kPermit) != 0;
+}
+
+// What ends an idle pass: work on the core, or, waiting in place, the waiter's permit or a refill
+// the dispatcher must do.
+bool hasWorkFor(Core* core, const ThreadContext* waiter) {
+    return hasWork(core) || (waiter && (permitted(waiter) || contextPoolWantsRefill()));
 }
 
 // A spare runs the core of an owner that wants it back: it must leave at its next pass.
@@ -84,14 +107,14 @@ uint64_t sleepBudgetNs(Core* core) {
 // waker may have skipped us while we were still spinning: go back to stealing instead of sleeping.
 // Returns a thread the netpoll made ready for this core to run now, or null; `slept` says whether
 // it waited (on the futex or the epoll) rather than finding work first.
-ThreadContext* sleepUntilWork(Core* core, bool* slept) {
+ThreadContext* sleepUntilWork(Core* core, const ThreadContext* waiter, bool* slept) {
     RuntimeState& rt = *gRuntime;
     const bool netpoll = takeNetpollRole(core);
     core->sleeping.store(netpoll ? kSleepingInEpoll : kSleepingOnFutex, std::memory_order_relaxed);
     rt.sleepingCores.fetch_add(1, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_seq_cst);
     ThreadContext* ready = nullptr;
-    if (!hasWork(core) && !othersHaveRunnable(core)) {
+    if (!hasWorkFor(core, waiter) && !othersHaveRunnable(core)) {
         *slept = true;
         // "Might sleep forever" first, then the budget: a timer added meanwhile on a busy core is
         // either seen by sleepBudgetNs() or its adder sees this and wakes us (alertKeeper()).
@@ -160,7 +183,10 @@ void wakeOneIfWorkIsLeft(Core* core, bool took) {
 // While the context pool wants its reserve refilled (context_pool.h), each pass that found nothing
 // to run equips one context (a few microseconds) and polls again, past the budget if need be: the
 // core's spare time, never a runnable thread's, pays for the stacks and TCBs of later creates.
-void idle(Carrier* c) {
+// `waiter`: the parked thread on whose stack the pass runs (waitInPlace), whose permit also ends
+// it; the refill is then left to the dispatcher. Returns a claimed thread to run (stolen, or
+// readied by the netpoll), or null.
+ThreadContext* idlePass(Carrier* c, const ThreadContext* waiter) {
     RuntimeState& rt = *gRuntime;
     Core* core = c->core;
     const uint64_t start = rdtsc();
@@ -181,7 +207,7 @@ void idle(Carrier* c) {
     bool refilled = false;   // this pass equipped a pooled context: poll again before sleeping
     do {
         fireAllTimers();
-        if ((work = hasWork(core) || pollArbiter(c))) break;
+        if ((work = hasWorkFor(core, waiter) || pollArbiter(c))) break;
         if ((stolen = steal(core))) break;
         // Readiness while no carrier waits on the epoll: caught here, not a sleep later. Not during
         // a short probe: the netpoll wait that follows it returns at once on a pending event, so
@@ -190,20 +216,20 @@ void idle(Carrier* c) {
             readiness = true;
             break;
         }
-        if ((refilled = refillContextPool())) continue;
+        if (!waiter && (refilled = refillContextPool())) continue;
         if (budget == 0) break;  // no poll warranted: one look, then sleep
         // Between looks at other cores, watch only our own core's words: new work for us is seen
         // within a pause, while other cores' lines (written by their runners on every switch)
         // are read every ~1.6 us instead of every ~100 ns, which slowed those runners (spawn+join
         // on the busy core: ~450 -> ~360 ns).
-        for (int i = 0; i < kPausesBetweenSteals && !hasWork(core); ++i) cpuRelax();
+        for (int i = 0; i < kPausesBetweenSteals && !hasWorkFor(core, waiter); ++i) cpuRelax();
     } while (refilled || rdtsc() - start < budget);
     const bool lastSpinner = thief && rt.spinningCores.fetch_sub(1, std::memory_order_relaxed) == 1;
     bool slept = false;
     if (!stolen && !work) {
-        stolen = sleepUntilWork(core, &slept);
+        stolen = sleepUntilWork(core, waiter, &slept);
         readiness = stolen != nullptr;
-        work = stolen || hasWork(core) || othersHaveRunnable(core);
+        work = stolen || hasWorkFor(core, waiter) || othersHaveRunnable(core);
     }
     // Leaving with work found while polling, or seen just before sleeping (the poll budget ran
     // out as it came). A carrier that slept was woken by name and owes nothing; one that leaves to
@@ -225,7 +251,23 @@ void idle(Carrier* c) {
     core->idleTicks.store(core->idleTicks.load(std::memory_order_relaxed) + gap,
                           std::memory_order_relaxed);
     core->idleSinceTsc.store(0, std::memory_order_relaxed);
-    if (stolen) runThread(c, stolen);
+    if (waiter) c->inPlaceIdleTicks += gap;
+    return stolen;
+}
+
+void idle(Carrier* c) {
+    if (ThreadContext* t = idlePass(c, nullptr)) runThread(c, t);
+}
+
+// Whether the core may be waited for in place: still run by this carrier, active, and wanted by
+// nothing only its dispatcher does (release, lend-back, stop, refill). Relaxed loads: each is
+// checked again by the dispatcher that a false answer leads to.
+bool mayWaitInPlace(Carrier* c, Core* core) {
+    return core->carrier.load(std::memory_order_relaxed) == c &&
+           core->active.load(std::memory_order_relaxed) &&
+           core->releaseRequested.load(std::memory_order_relaxed) == 0 &&
+           core->lendBack.load(std::memory_order_relaxed) == 0 &&
+           !gRuntime->stopping.load(std::memory_order_relaxed) && !contextPoolWantsRefill();
 }
 
 // Standalone mode: sleeps until the released core is acquired again, the runtime stops, the core
@@ -267,6 +309,41 @@ void releaseHere(Carrier* c) {
 }
 
 }  // namespace
+
+// Waiting in place. A thread that parks with nothing else runnable on its core would switch to the
+// dispatcher, which idles, then switch back to whichever thread comes: two thread-pointer writes
+// per wake-up, each an arch_prctl system call where the CPU or kernel lacks FSGSBASE (3.5-4 us in a
+// VM that traps it, `arbrun doctor`), which was half of what an idle server costs beyond native.
+// Instead the carrier runs the same idle pass on the parking thread's stack, its TCB still loaded:
+// when that thread is the one woken (a server's thread waiting for its next request), it resumes
+// with no switch at all; when another comes, one direct switch; when the core needs its dispatcher,
+// the park goes on as before.
+//
+// The thread stays kParking throughout, so it is in no queue: no other carrier can take it, and a
+// signal only leaves a permit (which commitPark() turns into a wake-up if the thread switches out
+// after all). A permit on a thread waiting in place also wakes its core (signalContext), which is
+// why `waitingOnCore` is published before the first look at the permit. The carrier shows no
+// running thread meanwhile (`current` null): the monitor, the release watcher and signal routing
+// treat it as dispatching, which it is.
+ThreadContext* waitInPlace(Carrier* c, ThreadContext* self) {
+    Core* core = c->core;
+    std::atomic_ref(c->current).store(nullptr, std::memory_order_relaxed);
+    self->waitingOnCore.store(int16_t(core->id), std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with wakeWaiterInPlace()
+    ThreadContext* next = nullptr;
+    // The dispatcher's business first: a permit that comes with it is left to commitPark().
+    while (mayWaitInPlace(c, core)) {
+        if (permitted(self)) {
+            next = self;
+            break;
+        }
+        fireExpiredTimers(core);
+        if ((next = takeNext(core)) || (next = idlePass(c, self))) break;
+    }
+    self->waitingOnCore.store(-1, std::memory_order_relaxed);
+    if (next) noteIdleEndedWith(core, next);
+    return next;
+}
 
 void runDispatcher(Carrier* c) {
     RuntimeState& rt = *gRuntime;

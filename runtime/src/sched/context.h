@@ -157,6 +157,13 @@ struct alignas(64) ThreadContext {
     // otherwise read-mostly. A hint: a value left from an earlier readiness event misjudges one
     // idle period.
     std::atomic<uint8_t> eventWake{0};
+    // The id of the core whose carrier waits for work on this thread's own stack while the thread
+    // parks (waitInPlace, carrier.cc: the thread stays kParking meanwhile, so only its permit can
+    // wake it), else -1; an id, to fit beside eventWake. Stored only by that carrier, before a
+    // seq_cst fence and a look at the permit; signalContext() reads it after a fence once it has
+    // left a permit on a kParking thread, and wakes that core if it sleeps (wakeWaiterInPlace).
+    // Dekker's pairing: the carrier sees the permit, or the signaller sees this and wakes it.
+    std::atomic<int16_t> waitingOnCore{-1};
     Stack stack;
     void* closureTop = nullptr;  // where the stack for the entry frame begins (below any closure)
     ThreadContext* nextFree = nullptr;  // pool link

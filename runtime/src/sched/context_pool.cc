@@ -259,6 +259,10 @@ ThreadContext* takeForRefill() {
 
 }  // namespace
 
+bool contextPoolWantsRefill() {
+    return gRefillWanted.load(std::memory_order_relaxed);
+}
+
 bool refillContextPool() {
     if (!gRefillWanted.load(std::memory_order_relaxed) || !gRuntime) return false;
     ThreadContext* t = takeForRefill();

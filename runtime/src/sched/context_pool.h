@@ -95,6 +95,9 @@ inline size_t reserveAtPeriodEnd(size_t target, bool dry) {
 // looks for work, then may come back); false when nothing is wanted or making one failed (no
 // retry until the next dry create). Cheap when nothing is wanted (one relaxed load).
 bool refillContextPool();
+// Whether refillContextPool() has work (one relaxed load): a carrier waiting for work on a parked
+// thread's stack (waitInPlace) leaves that to its dispatcher.
+bool contextPoolWantsRefill();
 // Fork child, pool lock held: the parent's demand says nothing of the child's.
 void resetReserveLocked();
 

@@ -139,6 +139,7 @@ struct Core {
     // How long this core polls when idle, learnt from its idle gaps (idle_spin.h; owner-only).
     IdleSpinLearner idleSpin;
     std::atomic<uint64_t> contextSwitches{0};
+    std::atomic<uint64_t> resumedInPlace{0};  // parks resumed with no switch (waitInPlace)
     std::atomic<uint64_t> steals{0};
     std::atomic<uint64_t> threadsCreated{0};  // by threads running on this core
     // Cohort dispatch (cohort.h): the cohort this core runs (owner-only), and for statistics the
@@ -176,6 +177,9 @@ struct Carrier {
     // release watcher, the monitor, the policy, signalling code): a snapshot that may be stale by
     // the time it is used, which every reader tolerates.
     ThreadContext* current = nullptr;
+    // Idle ticks spent waiting in place (waitInPlace) on the stack of a thread that runThread()
+    // started: runThread() takes them out of the core's busy time. Owner-only.
+    uint64_t inPlaceIdleTicks = 0;
     // Arbiter mode: the cpu granted to this carrier, else -1. Written by this carrier (or the one
     // lending it a core) with atomic_ref relaxed stores; read by the release watcher the same way.
     int arbiterCpu = -1;
@@ -364,6 +368,11 @@ void signalContext(ThreadContext* t, uint32_t generation, Wake how = Wake::hando
 void parkCurrent(ThreadContext* self);
 // The dispatcher loop of a carrier (carrier.cc).
 void runDispatcher(Carrier* carrier);
+// Waits for work on the stack of `self`, a thread parking with nothing else runnable on its
+// core, as the dispatcher's idle pass would (carrier.cc). Returns `self` when its permit came (it
+// resumes without a switch), another claimed thread to switch to, or null when the core needs its
+// dispatcher (a release, a lend, stop, a context-pool refill).
+ThreadContext* waitInPlace(Carrier* c, ThreadContext* self);
 
 // --- Hints for the hot paths, inline: the library is position-independent, so an out-of-line
 // call to one of its own exported functions goes through the PLT (a few ns on a yield).

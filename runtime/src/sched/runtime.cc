@@ -378,6 +378,7 @@ RuntimeStats stats() {
     s.peakLiveThreads = rt->peakLiveThreads.load();
     for (int i = 0; i < rt->numCores; ++i) {
         s.contextSwitches += rt->cores[i].contextSwitches.load(std::memory_order_relaxed);
+        s.resumedInPlace += rt->cores[i].resumedInPlace.load(std::memory_order_relaxed);
         s.steals += rt->cores[i].steals.load(std::memory_order_relaxed);
         s.coresLent = rt->coresLent.load(std::memory_order_relaxed);
         s.threadsCreated += rt->cores[i].threadsCreated.load(std::memory_order_relaxed);

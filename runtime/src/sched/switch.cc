@@ -136,6 +136,48 @@ void switchAway(ThreadContext* self, AfterSwitch action) {
 
 namespace {
 
+// Stack `self` must have left below the caller's frame to wait in place (waitInPlace): the idle
+// pass with the netpoll's event buffer and a wake-up's calls need a few KiB, and signals taken
+// meanwhile push their frames (an XSAVE area of up to ~11 KiB with AVX-512) there too. A thread
+// on a stack of its own making (a coroutine's, found outside its own) never waits in place.
+constexpr size_t kWaitInPlaceStackBytes = 64 * 1024;
+
+bool roomToWaitInPlace(const ThreadContext* self) {
+    const char* sp = static_cast<const char*>(__builtin_frame_address(0));
+    const char* floor = static_cast<const char*>(self->stack.low) + self->stack.guard;
+    return self->stack.size != 0 && self->stack.contains(sp) &&
+           size_t(sp - floor) > kWaitInPlaceStackBytes;
+}
+
+// A thread that waited in place resumes: its permit, which ended the wait, is consumed and it is
+// runnable again (acquire: pairs with the signaller's release, as a wake-up from kParked does).
+// Nothing else changes a kParking thread's permitted state, so the CAS only retries spuriously.
+void resumeInPlace(ThreadContext* self) {
+    uint64_t s = self->runState.load(std::memory_order_relaxed);
+    for (;;) {
+        ARB_ASSERT((s & kPhaseMask) == kParking && (s & kPermit) != 0,
+                   "a thread waiting in place resumes on its permit, still kParking");
+        if (self->runState.compare_exchange_weak(s, s & ~(kPhaseMask | kPermit),
+                                                 std::memory_order_acquire)) {
+            return;
+        }
+    }
+}
+
+// A permit was just left on `t`, which was kParking: if its carrier waits for work on its stack
+// (waitInPlace), that core is woken unless it is our own (then we are its idle pass, which looks
+// at the permit next). The fence pairs with waitInPlace()'s.
+void wakeWaiterInPlace(ThreadContext* t) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    const int id = t->waitingOnCore.load(std::memory_order_relaxed);
+    if (id < 0) return;
+    Core* on = &gRuntime->cores[id];
+    if (Carrier* self = currentCarrier();
+        self && on->carrier.load(std::memory_order_relaxed) == self)
+        return;
+    wakeIfSleeping(on);
+}
+
 // A wait inside a blocking-call bracket (code the bracket covers parked or yielded): the stamp
 // would stay on this core while other threads run here, and the monitor could lend a core its
 // carrier still runs. So before `self` switches, an open bracket (its core has a stamp, or was lent
@@ -215,6 +257,21 @@ void switchTo(ThreadContext* self, ThreadContext* next, AfterSwitch action) {
     if (c->syscallSelector.load(std::memory_order_relaxed) != 1 /*kSyscallsTrapped*/) [[unlikely]] {
         c->syscallSelector.store(1, std::memory_order_relaxed);
     }
+    if (!next && action == AfterSwitch::park && roomToWaitInPlace(self)) {
+        if (gCpuClocksOn.load(std::memory_order_relaxed)) accountSwitch(self, nullptr);
+        next = waitInPlace(c, self);
+        if (next == self) {
+            resumeInPlace(self);
+            core->threadStarts.store(core->threadStarts.load(std::memory_order_relaxed) + 1,
+                                     std::memory_order_relaxed);
+            core->resumedInPlace.store(core->resumedInPlace.load(std::memory_order_relaxed) + 1,
+                                       std::memory_order_relaxed);  // owner-only
+            std::atomic_ref(c->current).store(self, std::memory_order_relaxed);
+            if (gCpuClocksOn.load(std::memory_order_relaxed)) accountSwitch(nullptr, self);
+            if (trackRhythm) recordResume(&self->parkRhythm, rdtsc());
+            return;
+        }
+    }
     c->record.from = self;
     c->record.action = action;
     transfer_t t;
@@ -257,6 +314,7 @@ void signalContext(ThreadContext* t, uint32_t generation, Wake how) {
         } else if (s & kPermit) {
             return;
         } else if (t->runState.compare_exchange_weak(s, s | kPermit, std::memory_order_acq_rel)) {
+            if ((s & kPhaseMask) == kParking) wakeWaiterInPlace(t);
             return;
         }
     }
