@@ -100,16 +100,15 @@ uint64_t sleepBudgetNs(Core* core) {
     return budget;
 }
 
-// Sleeps until woken or until the budget's deadline: in the runtime's epoll if this carrier takes
-// the netpoller role (io_poller.cc), else on its futex. The fence pairs with wakeIfSleeping() and
-// wakeIdleCoreForBalance(): work published on any core before a waker's fence is seen here, or the
-// waker sees this core asleep and wakes it (`sleeping` says how). Work seen on another core means a
-// waker may have skipped us while we were still spinning: go back to stealing instead of sleeping.
-// Returns a thread the netpoll made ready for this core to run now, or null; `slept` says whether
-// it waited (on the futex or the epoll) rather than finding work first.
-ThreadContext* sleepUntilWork(Core* core, const ThreadContext* waiter, bool* slept) {
+// Sleeps until woken or until the budget's deadline: in the runtime's epoll if this carrier took
+// the netpoller role (`netpoll`, io_poller.cc), else on its futex. The fence pairs with
+// wakeIfSleeping() and wakeIdleCoreForBalance(): work published on any core before a waker's fence
+// is seen here, or the waker sees this core asleep and wakes it (`sleeping` says how). Work seen on
+// another core means a waker may have skipped us while we were still spinning: go back to stealing
+// instead of sleeping. Returns a thread the netpoll made ready for this core to run now, or null;
+// `slept` says whether it waited (on the futex or the epoll) rather than finding work first.
+ThreadContext* sleepUntilWork(Core* core, const ThreadContext* waiter, bool netpoll, bool* slept) {
     RuntimeState& rt = *gRuntime;
-    const bool netpoll = takeNetpollRole(core);
     core->sleeping.store(netpoll ? kSleepingInEpoll : kSleepingOnFutex, std::memory_order_relaxed);
     rt.sleepingCores.fetch_add(1, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -184,9 +183,12 @@ void wakeOneIfWorkIsLeft(Core* core, bool took) {
 // to run equips one context (a few microseconds) and polls again, past the budget if need be: the
 // core's spare time, never a runnable thread's, pays for the stacks and TCBs of later creates.
 // `waiter`: the parked thread on whose stack the pass runs (waitInPlace), whose permit also ends
-// it; the refill is then left to the dispatcher. Returns a claimed thread to run (stolen, or
-// readied by the netpoll), or null.
-ThreadContext* idlePass(Carrier* c, const ThreadContext* waiter) {
+// it; the refill is then left to the dispatcher, and so is a sleep on the futex: a carrier asleep
+// there with a thread waiting in place would make that thread's readiness cost two wake-ups (the
+// netpoller's, then this one's), where the netpoller runs a parked thread itself. So with a waiter
+// the pass sleeps only as the netpoller, and otherwise sets *mustPark. Returns a claimed thread to
+// run (stolen, or readied by the netpoll), or null.
+ThreadContext* idlePass(Carrier* c, const ThreadContext* waiter, bool* mustPark) {
     RuntimeState& rt = *gRuntime;
     Core* core = c->core;
     const uint64_t start = rdtsc();
@@ -227,9 +229,14 @@ ThreadContext* idlePass(Carrier* c, const ThreadContext* waiter) {
     const bool lastSpinner = thief && rt.spinningCores.fetch_sub(1, std::memory_order_relaxed) == 1;
     bool slept = false;
     if (!stolen && !work) {
-        stolen = sleepUntilWork(core, waiter, &slept);
-        readiness = stolen != nullptr;
-        work = stolen || hasWorkFor(core, waiter) || othersHaveRunnable(core);
+        const bool netpoll = takeNetpollRole(core);
+        if (waiter && !netpoll) {
+            *mustPark = true;
+        } else {
+            stolen = sleepUntilWork(core, waiter, netpoll, &slept);
+            readiness = stolen != nullptr;
+            work = stolen || hasWorkFor(core, waiter) || othersHaveRunnable(core);
+        }
     }
     // Leaving with work found while polling, or seen just before sleeping (the poll budget ran
     // out as it came). A carrier that slept was woken by name and owes nothing; one that leaves to
@@ -256,7 +263,8 @@ ThreadContext* idlePass(Carrier* c, const ThreadContext* waiter) {
 }
 
 void idle(Carrier* c) {
-    if (ThreadContext* t = idlePass(c, nullptr)) runThread(c, t);
+    bool mustPark = false;  // never set without a waiter
+    if (ThreadContext* t = idlePass(c, nullptr, &mustPark)) runThread(c, t);
 }
 
 // Whether the core may be waited for in place: still run by this carrier, active, and wanted by
@@ -268,6 +276,14 @@ bool mayWaitInPlace(Carrier* c, Core* core) {
            core->releaseRequested.load(std::memory_order_relaxed) == 0 &&
            core->lendBack.load(std::memory_order_relaxed) == 0 &&
            !gRuntime->stopping.load(std::memory_order_relaxed) && !contextPoolWantsRefill();
+}
+
+// Whether `self` may resume on `core` as it is, unplaced: the core is its home and takes it (not
+// reserved for another thread, allowed), and no class change waits for its switch. A thread that
+// must move parks through the dispatcher, and its wake-up places it (core_policy.h).
+bool mayResumeOn(const ThreadContext* self, const Core* core) {
+    return self->core == core && self->replace.load(std::memory_order_relaxed) == 0 &&
+           self->allowed.test(size_t(core->id)) && acceptsThread(core, self);
 }
 
 // Standalone mode: sleeps until the released core is acquired again, the runtime stops, the core
@@ -317,7 +333,7 @@ void releaseHere(Carrier* c) {
 // Instead the carrier runs the same idle pass on the parking thread's stack, its TCB still loaded:
 // when that thread is the one woken (a server's thread waiting for its next request), it resumes
 // with no switch at all; when another comes, one direct switch; when the core needs its dispatcher,
-// the park goes on as before.
+// or the carrier would sleep other than as the netpoller (idlePass), the park goes on as before.
 //
 // The thread stays kParking throughout, so it is in no queue: no other carrier can take it, and a
 // signal only leaves a permit (which commitPark() turns into a wake-up if the thread switches out
@@ -332,13 +348,14 @@ ThreadContext* waitInPlace(Carrier* c, ThreadContext* self) {
     std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with wakeWaiterInPlace()
     ThreadContext* next = nullptr;
     // The dispatcher's business first: a permit that comes with it is left to commitPark().
-    while (mayWaitInPlace(c, core)) {
+    bool mustPark = false;
+    while (!mustPark && mayWaitInPlace(c, core) && mayResumeOn(self, core)) {
         if (permitted(self)) {
             next = self;
             break;
         }
         fireExpiredTimers(core);
-        if ((next = takeNext(core)) || (next = idlePass(c, self))) break;
+        if ((next = takeNext(core)) || (next = idlePass(c, self, &mustPark))) break;
     }
     self->waitingOnCore.store(-1, std::memory_order_relaxed);
     if (next) noteIdleEndedWith(core, next);

@@ -267,6 +267,12 @@ void switchTo(ThreadContext* self, ThreadContext* next, AfterSwitch action) {
             core->resumedInPlace.store(core->resumedInPlace.load(std::memory_order_relaxed) + 1,
                                        std::memory_order_relaxed);  // owner-only
             std::atomic_ref(c->current).store(self, std::memory_order_relaxed);
+            // A reservation of this core for another thread (CorePolicy) marks the core's running
+            // thread to move at its next switch: it read `current` null while we waited, so we
+            // look at the reservation ourselves (Dekker's pairing, as with a runner it saw).
+            std::atomic_thread_fence(std::memory_order_seq_cst);
+            if (!acceptsThread(core, self)) [[unlikely]]
+                self->replace.store(1, std::memory_order_relaxed);
             if (gCpuClocksOn.load(std::memory_order_relaxed)) accountSwitch(nullptr, self);
             if (trackRhythm) recordResume(&self->parkRhythm, rdtsc());
             return;
