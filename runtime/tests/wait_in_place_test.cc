@@ -42,6 +42,16 @@ bool parked(arbrt::ThreadId t) {
     return (t.context->runState.load() & arbrt::detail::kPhaseMask) == arbrt::detail::kParked;
 }
 
+// A thread on core 0 that blocks `rounds` times, counting each wake-up in `woken`.
+arbrt::ThreadId blockRoundsOnCoreZero(int rounds, std::atomic<int>& woken) {
+    return arbrt::createThreadWith(pinnedTo(0), [rounds, &woken] {
+        for (int i = 0; i < rounds; ++i) {
+            arbrt::block();
+            woken.fetch_add(1);
+        }
+    });
+}
+
 class WaitInPlaceOne : public arbrt_test::RuntimeTest<1> {};
 class WaitInPlaceTwo : public arbrt_test::RuntimeTest<2> {};
 
@@ -98,12 +108,7 @@ TEST_F(WaitInPlaceTwo, SignalWhileTheCarrierSleeps_WakesIt) {
     constexpr int kRounds = 300;
     std::atomic<int> woken{0};
     const uint64_t before = resumedInPlace();
-    arbrt::ThreadId waiter = arbrt::createThreadWith(pinnedTo(0), [&] {
-        for (int i = 0; i < kRounds; ++i) {
-            arbrt::block();
-            woken.fetch_add(1);
-        }
-    });
+    arbrt::ThreadId waiter = blockRoundsOnCoreZero(kRounds, woken);
     bool ok = true;
     arbrt::ThreadId signaller = arbrt::createThreadWith(pinnedTo(1), [&] {
         for (int i = 0; i < kRounds && ok; ++i) {
@@ -129,12 +134,7 @@ TEST_F(WaitInPlaceTwo, SignalWhileTheCarrierSleeps_WakesIt) {
 TEST_F(WaitInPlaceTwo, SignalRacingTheWait_NeverLost) {
     constexpr int kRounds = 5000;
     std::atomic<int> woken{0};
-    arbrt::ThreadId waiter = arbrt::createThreadWith(pinnedTo(0), [&] {
-        for (int i = 0; i < kRounds; ++i) {
-            arbrt::block();
-            woken.fetch_add(1);
-        }
-    });
+    arbrt::ThreadId waiter = blockRoundsOnCoreZero(kRounds, woken);
     bool ok = true;
     arbrt::ThreadId signaller = arbrt::createThreadWith(pinnedTo(1), [&] {
         for (int i = 0; i < kRounds && ok; ++i) {
