@@ -164,6 +164,7 @@ struct alignas(64) ThreadContext {
     // left a permit on a kParking thread, and wakes that core if it sleeps (wakeWaiterInPlace).
     // Dekker's pairing: the carrier sees the permit, or the signaller sees this and wakes it.
     std::atomic<int16_t> waitingOnCore{-1};
+    static_assert(kMaxCores <= INT16_MAX, "waitingOnCore holds a core id");
     Stack stack;
     void* closureTop = nullptr;  // where the stack for the entry frame begins (below any closure)
     ThreadContext* nextFree = nullptr;  // pool link

@@ -370,8 +370,9 @@ void parkCurrent(ThreadContext* self);
 void runDispatcher(Carrier* carrier);
 // Waits for work on the stack of `self`, a thread parking with nothing else runnable on its
 // core, as the dispatcher's idle pass would (carrier.cc). Returns `self` when its permit came (it
-// resumes without a switch), another claimed thread to switch to, or null when the core needs its
-// dispatcher (a release, a lend, stop, a context-pool refill).
+// resumes without a switch), another claimed thread to switch to, or null when the park must go to
+// the dispatcher after all: the core needs it (a release, a lend, stop, a context-pool refill), the
+// thread must move, or the carrier would sleep other than as the netpoller.
 ThreadContext* waitInPlace(Carrier* c, ThreadContext* self);
 
 // --- Hints for the hot paths, inline: the library is position-independent, so an out-of-line
