@@ -188,9 +188,8 @@ void printStats() {
     std::fprintf(stderr,
                  "arbrun: stats: threads created %llu, peak live threads %llu, context switches "
                  "%llu, parks resumed in place %llu, steals %llu, blocking calls handed off %llu, "
-                 "preemptions %llu, raw system "
-                 "calls trapped %llu, calls retaken %llu, readiness seen by the netpoller %llu, "
-                 "by polling carriers %llu, by the monitor %llu, cores "
+                 "preemptions %llu, raw system calls trapped %llu, calls retaken %llu, readiness "
+                 "seen by the netpoller %llu, by polling carriers %llu, by the monitor %llu, cores "
                  "reserved %llu, exclusive fallbacks %llu, releases awaiting a park %llu (then "
                  "preempted %llu), cohorts formed %llu (mean size %.2f), cores %d\n",
                  (unsigned long long)s.threadsCreated, (unsigned long long)s.peakLiveThreads,

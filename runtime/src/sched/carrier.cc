@@ -49,10 +49,15 @@ void runThread(Carrier* c, ThreadContext* t) {
         std::memory_order_relaxed);
 }
 
-bool hasWork(Core* core) {
-    return hasRunnable(core) || core->releaseRequested.load(std::memory_order_relaxed) != 0 ||
+// What only the core's dispatcher does: release the core, give it back to its owner, stop.
+bool dispatcherWanted(const Core* core) {
+    return core->releaseRequested.load(std::memory_order_relaxed) != 0 ||
            core->lendBack.load(std::memory_order_relaxed) != 0 ||
            gRuntime->stopping.load(std::memory_order_relaxed);
+}
+
+bool hasWork(Core* core) {
+    return hasRunnable(core) || dispatcherWanted(core);
 }
 
 // Whether `waiter` (a thread on whose stack its carrier waits in place; null for a dispatcher) has
@@ -268,14 +273,12 @@ void idle(Carrier* c) {
 }
 
 // Whether the core may be waited for in place: still run by this carrier, active, and wanted by
-// nothing only its dispatcher does (release, lend-back, stop, refill). Relaxed loads: each is
+// nothing only its dispatcher does (dispatcherWanted, or a pool refill). Relaxed loads: each is
 // checked again by the dispatcher that a false answer leads to.
 bool mayWaitInPlace(Carrier* c, Core* core) {
     return core->carrier.load(std::memory_order_relaxed) == c &&
-           core->active.load(std::memory_order_relaxed) &&
-           core->releaseRequested.load(std::memory_order_relaxed) == 0 &&
-           core->lendBack.load(std::memory_order_relaxed) == 0 &&
-           !gRuntime->stopping.load(std::memory_order_relaxed) && !contextPoolWantsRefill();
+           core->active.load(std::memory_order_relaxed) && !dispatcherWanted(core) &&
+           !contextPoolWantsRefill();
 }
 
 // Whether `self` may resume on `core` as it is, unplaced: the core is its home and takes it (not
