@@ -9,6 +9,7 @@
 #include "fake_cgroup_sys.h"
 #include "log.h"
 #include "options.h"
+#include "own_priority.h"
 #include "server.h"
 
 namespace {
@@ -53,6 +54,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     setLogLevel(settings.logLevel);
+    applyOwnNice(*realSys, settings.nice);  // first: before any thread exists (per-thread)
 
     // Signals are handled synchronously by the loop's signalfd.
     sigset_t signals;

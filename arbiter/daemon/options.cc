@@ -101,6 +101,13 @@ int parseOptions(int argc, char** argv, Options* o) {
                    "faster hand-over for at most this much CPU per release; 0 = sleep at once")
         ->check(CLI::Range(0, 10000))
         ->capture_default_str();
+    app.add_option("--nice", o->nice,
+                   "Niceness the arbiter sets for itself at start, -20..19: it shares the "
+                   "unmanaged cpus with everything else, and a core changes hands only as fast "
+                   "as it runs; lowering it needs CAP_SYS_NICE (without, the arbiter keeps its "
+                   "own and says so)")
+        ->check(CLI::Range(-20, 19))
+        ->capture_default_str();
     app.add_option("--metrics", o->metrics,
                    "Prometheus metrics: a file PATH rewritten every second, or a loopback ADDR "
                    "(127.0.0.1:9464) served over HTTP");
@@ -187,6 +194,7 @@ bool resolveOptions(const Options& o, Sys& sys, Settings* s, std::string* error)
     }
     s->releaseTimeout = std::chrono::milliseconds(o.releaseTimeoutMs);
     s->releasePoll = std::chrono::microseconds(o.releasePollUs);
+    s->nice = o.nice;
     s->readoptTimeout = std::chrono::milliseconds(o.readoptTimeoutMs);
     s->sharePeriod = std::chrono::milliseconds(o.sharePeriodMs);
     s->socketPath = o.socketPath;

@@ -24,6 +24,7 @@ struct Options {
     std::string configPath;
     int releaseTimeoutMs = 10;
     int releasePollUs = 200;
+    int nice = -10;
     std::string metrics;
     std::string logLevel = "info";
     bool adoptAll = false;
@@ -44,6 +45,7 @@ struct Settings {
     std::optional<arbpolicy::LimitsConfig> limits;
     std::chrono::milliseconds releaseTimeout{10};
     std::chrono::microseconds releasePoll{200};  // 0 = sleep at once while a release is awaited
+    int nice = -10;                              // the arbiter's own (own_priority.h)
     std::chrono::milliseconds readoptTimeout{2000};
     std::chrono::milliseconds sharePeriod{100};  // 0 = odd cores are never time-shared
     std::string socketPath;

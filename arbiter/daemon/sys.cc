@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
@@ -134,6 +135,19 @@ class RealSys final : public Sys {
         }
         *fd = m;
         return 0;
+    }
+    // PRIO_PROCESS with who 0 is the calling thread on Linux (each thread has its own niceness):
+    // the arbiter calls it before it has any other thread. getpriority's -1 is also a niceness,
+    // so errno tells a failure apart.
+    int getOwnNice(int* nice) override {
+        errno = 0;
+        const int n = getpriority(PRIO_PROCESS, 0);
+        if (n == -1 && errno != 0) return errno;
+        *nice = n;
+        return 0;
+    }
+    int setOwnNice(int nice) override {
+        return setpriority(PRIO_PROCESS, 0, nice) == 0 ? 0 : errno;
     }
 
   private:

@@ -45,6 +45,11 @@ class Sys {
     virtual int getAffinity(pid_t tid, std::vector<int>* cpus) = 0;
     // memfd of `size` bytes that allows sealing; *fd set on success.
     virtual int createSharedMemory(size_t size, int* fd) = 0;
+    // The calling thread's niceness (-20..19), read and set; setting a lower one needs
+    // CAP_SYS_NICE or an RLIMIT_NICE that allows it (EPERM/EACCES otherwise). A layer with no
+    // kernel of its own has no scheduler to ask: ENOSYS.
+    virtual int getOwnNice(int* /*nice*/) { return ENOSYS; }
+    virtual int setOwnNice(int /*nice*/) { return ENOSYS; }
     // Completes writes a layer deferred (the fake tree defers its bookkeeping files until the
     // arbiter's replies are out). The kernel layer defers nothing.
     virtual void flush() {}

@@ -14,12 +14,15 @@ class FaultySys final : public arbd::Sys {
   public:
     explicit FaultySys(arbd::Sys& base) : base_(base) {}
     // Fails operation `op` ("read", "write", "mkdir", "rmdir", "list", "affinity", "memfd",
-    // "tgkill": the path is the tid) on paths containing `pathPart`, `times` times (-1: always).
+    // "getnice", "setnice", "tgkill": the path is the tid) on paths containing `pathPart`, `times`
+    // times (-1: always).
     void fail(std::string op, std::string pathPart, int err, int times = -1) {
         rules_.push_back({std::move(op), std::move(pathPart), err, times});
     }
     std::vector<std::pair<pid_t, std::vector<int>>> affinity;  // recorded setAffinity calls
     std::vector<int> reportedAffinity;                         // what getAffinity returns
+    int ownNice = 0;             // the niceness getOwnNice reports and setOwnNice changes
+    std::vector<int> niceCalls;  // recorded setOwnNice calls (nothing is reniced)
 
     int readFile(const std::string& p, std::string* out) override {
         if (int e = check("read", p)) return e;
@@ -58,6 +61,17 @@ class FaultySys final : public arbd::Sys {
     }
     int getAffinity(pid_t tid, std::vector<int>* cpus) override {
         *cpus = reportedAffinity;
+        return 0;
+    }
+    int getOwnNice(int* nice) override {
+        if (int e = check("getnice", "")) return e;
+        *nice = ownNice;
+        return 0;
+    }
+    int setOwnNice(int nice) override {
+        if (int e = check("setnice", "")) return e;
+        niceCalls.push_back(nice);
+        ownNice = nice;
         return 0;
     }
     int createSharedMemory(size_t size, int* fd) override {

@@ -1,6 +1,7 @@
 // core-arbiter as a real process on the fake backend, with libarbclient in this process's threads
 // and in forked client processes: grants, cooperative and forced reclaim, kill -9 of a client and
-// of the arbiter, 200 clients coming and going without leaks, malformed input, arbctl, options.
+// of the arbiter, 200 clients coming and going without leaks, malformed input, arbctl, options,
+// the arbiter's own niceness.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <linux/filter.h>
@@ -8,10 +9,12 @@
 #include <netinet/in.h>
 #include <stddef.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include <filesystem>
+#include <sstream>
 
 #include "arbclient/client.h"
 #include "arbproto/io.h"
@@ -451,7 +454,7 @@ TEST_F(IntegrationTest, Daemon_BadOptionsExitTwoWithOneLine) {
           "--release-timeout 0", "--metrics 10.0.0.1:80", "--metrics localhost:99999",
           "--log-level loud", "--backend nope", "--frobnicate", "--config /nonexistent",
           "--cpus 0-5000", "--share-period -1", "--share-period 1s", "--release-poll -1",
-          "--release-poll 1ms"}) {
+          "--release-poll 1ms", "--nice -21", "--nice 20", "--nice low"}) {
         std::string out;
         EXPECT_EQ(arbtest::runCommand(base + bad, &out), 2) << bad << ": " << out;
         EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << bad << ": " << out;
@@ -460,9 +463,10 @@ TEST_F(IntegrationTest, Daemon_BadOptionsExitTwoWithOneLine) {
     std::string out;
     EXPECT_EQ(arbtest::runCommand(std::string(ARBITER_BIN) + " --backend fake", &out), 2);
     EXPECT_EQ(arbtest::runCommand(std::string(ARBITER_BIN) + " --help", &out), 0);
-    for (const char* option : {"--socket", "--backend", "--cgroup-root", "--cpus", "--reserve",
-                               "--config", "--release-timeout", "--metrics", "--log-level",
-                               "--adopt-all-processes", "--share-period", "--release-poll"})
+    for (const char* option :
+         {"--socket", "--backend", "--cgroup-root", "--cpus", "--reserve", "--config",
+          "--release-timeout", "--metrics", "--log-level", "--adopt-all-processes",
+          "--share-period", "--release-poll", "--nice"})
         EXPECT_NE(out.find(option), std::string::npos) << option;
     EXPECT_FALSE(std::filesystem::exists(socket_));
 }
@@ -527,6 +531,56 @@ TEST_F(IntegrationTest, Metrics_ServedOverLoopbackHttp) {
     EXPECT_EQ(response.rfind("HTTP/1.0 200 OK", 0), 0u) << response;
     EXPECT_NE(response.find("arbiter_grant_latency_seconds_bucket"), std::string::npos);
     EXPECT_NE(response.find("arbiter_demand_cores{priority=\"7\"} 0"), std::string::npos);
+}
+
+// The niceness field of /proc/PID/stat (the 19th; the command name before it may hold spaces).
+int niceOf(pid_t pid) {
+    const std::string stat = arbtest::readText("/proc/" + std::to_string(pid) + "/stat");
+    std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+    std::string field;
+    for (int i = 3; i <= 19; ++i) fields >> field;  // field 3 (state) is the first after ')'
+    return std::stoi(field);
+}
+
+TEST_F(IntegrationTest, Nice_DefaultAndGiven_AreTheArbitersOwn) {
+    if (geteuid() != 0) GTEST_SKIP() << "SKIPPED: lowering niceness needs root (CAP_SYS_NICE)";
+    {
+        auto arbiter = startArbiter();
+        EXPECT_EQ(niceOf(arbiter->pid()), -10);
+    }
+    std::vector<std::string> given = args();
+    given.insert(given.end(), {"--nice", "-3"});
+    ArbiterProcess arbiter(socket_, given);
+    ASSERT_TRUE(arbiter.ready());
+    EXPECT_EQ(niceOf(arbiter.pid()), -3);
+}
+
+TEST_F(IntegrationTest, Nice_WithoutCapSysNice_WarnsAndServesAtItsOwn) {
+    arbtest::ArbiterLaunch launch;
+    launch.stderrPath = dir_ / "arbiter.err";
+    if (geteuid() == 0) {
+        // Root keeps every capability across exec unless its bounding and inheritable sets lose it.
+        launch.wrapper = {"/usr/bin/setpriv", "--bounding-set", "-sys_nice",
+                          "--inh-caps",       "-sys_nice",      "--"};
+        if (access(launch.wrapper[0].c_str(), X_OK) != 0)
+            GTEST_SKIP() << "SKIPPED: needs setpriv (util-linux) to drop CAP_SYS_NICE";
+    } else {
+        rlimit limit{};
+        if (getrlimit(RLIMIT_NICE, &limit) == 0 && limit.rlim_cur >= 30)  // allows niceness -10
+            GTEST_SKIP() << "SKIPPED: RLIMIT_NICE lets this user lower its niceness";
+    }
+    const int own = getpriority(PRIO_PROCESS, 0);  // this thread's, which the child inherits
+    ArbiterProcess arbiter(socket_, args(), 10000ms, launch);  // --log-level warn
+    ASSERT_TRUE(arbiter.ready());
+    EXPECT_EQ(niceOf(arbiter.pid()), own);
+    auto client = connect();  // it serves
+    ASSERT_TRUE(client);
+    const std::string err = arbtest::readText(launch.stderrPath);
+    const std::string warning = "core-arbiter: warn: cannot lower its niceness from ";
+    const size_t at = err.find(warning);
+    ASSERT_NE(at, std::string::npos) << err;
+    EXPECT_EQ(err.find(warning, at + 1), std::string::npos) << "said once: " << err;
+    EXPECT_NE(err.find("CAP_SYS_NICE"), std::string::npos) << err;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // core-arbiter's command line parsed and resolved in-process (parseOptions, resolveOptions): the
-// --share-period and --release-poll options' defaults, accepted values and errors. The other
-// options are covered end to end by the integration tests (Daemon_BadOptionsExitTwoWithOneLine).
+// --share-period, --release-poll and --nice options' defaults, accepted values and errors. The
+// other options are covered end to end by the integration tests
+// (Daemon_BadOptionsExitTwoWithOneLine).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -77,11 +78,12 @@ class OptionsTest : public ::testing::Test {
     std::unique_ptr<Sys> sys_ = makeRealSys();
 };
 
-TEST_F(OptionsTest, Defaults_SharePeriod100msReleasePoll200us) {
+TEST_F(OptionsTest, Defaults_SharePeriod100msReleasePoll200usNiceMinus10) {
     Settings s;
     ASSERT_EQ(parse({}, &s), -1);
     EXPECT_EQ(s.sharePeriod, 100ms);
     EXPECT_EQ(s.releasePoll, 200us);
+    EXPECT_EQ(s.nice, -10);
 }
 
 TEST_F(OptionsTest, SharePeriod_AcceptsZeroAndMilliseconds) {
@@ -120,6 +122,26 @@ TEST_F(OptionsTest, Help_DocumentsReleasePoll) {
     const std::string help = helpText();
     EXPECT_NE(help.find("--release-poll"), std::string::npos) << help;
     EXPECT_NE(help.find("0 = sleep at once"), std::string::npos) << help;
+}
+
+TEST_F(OptionsTest, Nice_AcceptsTheWholeRange) {
+    Settings s;
+    for (int n : {-20, 0, 19}) {
+        ASSERT_EQ(parse({"--nice", std::to_string(n)}, &s), -1) << n;
+        EXPECT_EQ(s.nice, n);
+    }
+    ASSERT_EQ(parse({"--nice=-3"}, &s), -1);
+    EXPECT_EQ(s.nice, -3);
+}
+
+TEST_F(OptionsTest, Nice_BadValuesAreOneLineErrors) {
+    expectRefused("--nice", {"-21", "20", "abc", "1.5", "", "-"});
+}
+
+TEST_F(OptionsTest, Help_DocumentsNice) {
+    const std::string help = helpText();
+    EXPECT_NE(help.find("--nice"), std::string::npos) << help;
+    EXPECT_NE(help.find("CAP_SYS_NICE"), std::string::npos) << help;
 }
 
 }  // namespace

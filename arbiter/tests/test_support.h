@@ -146,13 +146,27 @@ class Child {
 
 // core-arbiter run as a child (path from the build: ARBITER_BIN). Waits until the socket accepts,
 // at most `readyWithin` (a failure bound only).
+// How the child is started beyond its arguments: a command it runs under (e.g. setpriv) and a file
+// its stderr goes to (else the test's own).
+struct ArbiterLaunch {
+    std::vector<std::string> wrapper;
+    std::string stderrPath;
+};
+
 class ArbiterProcess {
   public:
     ArbiterProcess(const std::string& socket, std::vector<std::string> args,
-                   std::chrono::milliseconds readyWithin = std::chrono::milliseconds(10000))
+                   std::chrono::milliseconds readyWithin = std::chrono::milliseconds(10000),
+                   const ArbiterLaunch& launch = {})
         : socket_(socket) {
         args.insert(args.begin(), {ARBITER_BIN, "--socket", socket});
+        args.insert(args.begin(), launch.wrapper.begin(), launch.wrapper.end());
         child_ = Child([&] {
+            if (!launch.stderrPath.empty()) {
+                const int fd = open(launch.stderrPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+                if (fd < 0 || dup2(fd, 2) < 0) return 126;
+                close(fd);
+            }
             std::vector<char*> argv;
             for (auto& a : args) argv.push_back(a.data());
             argv.push_back(nullptr);

@@ -8,7 +8,7 @@
 #
 # Usage: bench/release-latency/run.sh [--build-dir DIR] [--rounds N] [--threads N]
 #            [--backend fake|cgroup-v1|cgroup-v2] [--cpus LIST] [--release-poll US[,US...]]
-#            [--trace]
+#            [--nice N[,N...]] [--trace]
 #   --build-dir  CMake build tree with bin/{arbrun,core-arbiter,arbctl,compute_tenant}
 #   --rounds     high-priority tenants started one after another (default 100)
 #   --threads    compute threads of the batch tenant (default: one per managed core)
@@ -22,6 +22,9 @@
 #   --release-poll  the arbiter's --release-poll (how long it looks for the acknowledgement
 #                without sleeping); with several values (0,200) the preemption run is repeated
 #                once per value, so they compare in one run (default: the arbiter's own default)
+#   --nice       the arbiter's --nice (its own niceness, -20..19); with several values the
+#                preemption run is repeated once per value (with several --release-poll values,
+#                once per pair); a value may repeat, e.g. 0,-10,0,-10 alternates them
 #   --trace      (root, tracefs) also trace the preemption run's arbiter and batch tenant in a
 #                tracefs instance of their own (removed afterwards) and print where each release's
 #                time goes: the release watcher running, its signal, the carrier taking it,
@@ -42,6 +45,7 @@ backend=fake
 cpus=
 trace=0
 polls=
+nices=
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build-dir) build=${2:?--build-dir needs a directory}; shift ;;
@@ -50,6 +54,7 @@ while [[ $# -gt 0 ]]; do
     --backend) backend=${2:?--backend needs fake, cgroup-v1 or cgroup-v2}; shift ;;
     --cpus) cpus=${2:?--cpus needs a list}; shift ;;
     --release-poll) polls=${2:?--release-poll needs microseconds}; shift ;;
+    --nice) nices=${2:?--nice needs a niceness}; shift ;;
     --trace) trace=1 ;;
     -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
@@ -78,6 +83,14 @@ if [[ -n $polls ]]; then
   IFS=, read -r -a poll_values <<<"$polls"
   for v in "${poll_values[@]}"; do
     [[ $v =~ ^[0-9]+$ ]] || { echo "run.sh: --release-poll takes microseconds, e.g. 0,200 (got '$polls')" >&2; exit 2; }
+  done
+fi
+nice_values=()
+if [[ -n $nices ]]; then
+  IFS=, read -r -a nice_values <<<"$nices"
+  for v in "${nice_values[@]}"; do
+    [[ $v =~ ^-?[0-9]+$ ]] && (( v >= -20 && v <= 19 )) ||
+      { echo "run.sh: --nice takes nicenesses from -20 to 19, e.g. 0,-10 (got '$nices')" >&2; exit 2; }
   done
 fi
 tracefs=
@@ -150,12 +163,17 @@ stop_trace() {  # stop_trace FILE: stops, keeps the text trace, removes the inst
   instance=
 }
 
-# measure MODE TIME_SLICE [POLL_US]: one arbiter, one batch tenant, ROUNDS high-priority tenants.
+# measure MODE TIME_SLICE [POLL_US [NICE]]: one arbiter, one batch tenant, ROUNDS high-priority
+# tenants.
+runs=0
 measure() {
-  local mode=$1 slice=$2 poll=${3:-} tag=${1//[\/=]/-}
+  local mode=$1 slice=$2 poll=${3:-} nice=${4:-} tag
+  runs=$((runs + 1))
+  tag=$runs-${1//[\/=]/-}
   local dir=$work/$tag
   local poll_option=()
-  [[ -n $poll ]] && poll_option=(--release-poll "$poll")
+  [[ -n $poll ]] && poll_option+=(--release-poll "$poll")
+  [[ -n $nice ]] && poll_option+=(--nice "$nice")
   mkdir -p "$dir"
   local cgroot=$dir/cg
   if [[ $backend == cgroup-v* ]]; then
@@ -205,7 +223,7 @@ measure() {
   # What one thread move (a cgroup migration on the cpuset backends) cost the arbiter's loop: a
   # grant waits for one, and a many-core hand-over's grants wait for theirs one after another.
   move=$(metric "$m" 'arbiter_thread_move_recent_seconds{quantile="0.5"}')
-  printf '%-18s %8s %8s %12.1f %12.1f %14.1f %12.1f\n' "$mode" "$releases" "$forced" \
+  printf '%-26s %8s %8s %12.1f %12.1f %14.1f %12.1f\n' "$mode" "$releases" "$forced" \
       "$(awk -v s="$p50" 'BEGIN { print s * 1e6 }')" "$(awk -v s="$p99" 'BEGIN { print s * 1e6 }')" \
       "$(awk -v n="$cpu_ns" 'BEGIN { print n / 1e6 }')" "$(awk -v s="$move" 'BEGIN { print s * 1e6 }')"
   kill "$tenant" "$arbiter" 2>/dev/null || true
@@ -215,13 +233,17 @@ measure() {
 echo "== release latency ($backend backend, CPUs $cpus): batch tenant of $threads compute threads," \
      "$rounds high-priority tenants taking $take of $managed managed cores each;" \
      "load $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-18s %8s %8s %12s %12s %14s %12s\n' mode releases forced "p50 (us)" "p99 (us)" "arbiter CPU ms" \
+printf '%-26s %8s %8s %12s %12s %14s %12s\n' mode releases forced "p50 (us)" "p99 (us)" "arbiter CPU ms" \
     "move p50 us"
-if (( ${#poll_values[@]} )); then
-  for v in "${poll_values[@]}"; do measure "preempt/poll=$v" 10000 "$v"; done
-else
-  measure preempt 10000
-fi
+# The preemption run once per --release-poll and --nice value (each pair), labelled with them.
+(( ${#poll_values[@]} )) || poll_values=("")
+(( ${#nice_values[@]} )) || nice_values=("")
+for p in "${poll_values[@]}"; do
+  for n in "${nice_values[@]}"; do
+    label=preempt${p:+/poll=$p}${n:+/nice=$n}
+    measure "$label" 10000 "$p" "$n"
+  done
+done
 measure cooperative 0
 echo "(p50/p99 over cooperative releases; forced = reclaimed by the arbiter after its 10 ms timeout;" \
      "arbiter CPU: its whole run, start and tenants' arrivals included)"
