@@ -180,8 +180,9 @@ constexpr ValueSpec kRunValueOptions[] = {
      "           core more when the load factor exceeds --load-factor, one\n"
      "           less when the work fits with --hysteresis to spare\n"
      "  fast     a thread that waited across two checks (--check-period)\n"
-     "           asks for a core at once; a core idle for --idle-grace is\n"
-     "           given back. Default arachne"},
+     "           asks for a core at once; a core idle for the grace is given\n"
+     "           back (--idle-grace, longer while give-backs are asked back\n"
+     "           soon). Default arachne; fast suits a latency-sensitive server"},
     {"--load-factor", "X", arbconfig::kLoadFactorForm, intoConfig<arbconfig::parseLoadFactor>,
      "arachne: scale up above this average load factor. Default 1.5"},
     {"--hysteresis", "PCT", arbconfig::kHysteresisForm, intoConfig<arbconfig::parseHysteresis>,
@@ -192,7 +193,9 @@ constexpr ValueSpec kRunValueOptions[] = {
     {"--check-period", "US", arbconfig::kCheckPeriodForm, intoConfig<arbconfig::parseCheckPeriod>,
      "fast: how often queues are checked. Default 10"},
     {"--idle-grace", "US", arbconfig::kIdleGraceForm, intoConfig<arbconfig::parseIdleGrace>,
-     "fast: a core idle this long is given back. Default 250"},
+     "fast: a core idle this long is given back. The grace doubles\n"
+     "after each give-back asked back within four graces (up to 64x)\n"
+     "and halves after one that held that long. Default 250"},
     {"--trace", "FILE", arbconfig::kTraceForm, intoConfig<arbconfig::parseTracePath>,
      "Write a CSV timeline of the process's cores to FILE: grants,\n"
      "releases, requests to the arbiter, and each core's utilisation\n"

@@ -393,7 +393,8 @@ class Experiment:
             argv = srv.argv(self.server_bin, port, self.server_threads, self.is_root, workdir)
             if mode == "arbrun":
                 argv = [self.arbrun, "--arbiter", sock, "--priority", "0", "--cores",
-                        self.server_cores, "--trace", trace] + shlex.split(
+                        self.server_cores, "--estimator", self.o.server_estimator,
+                        "--trace", trace] + shlex.split(
                             self.o.server_arbrun_args) + ["--"] + argv
             else:
                 argv = pinned(argv, self.native_cpus)
@@ -678,7 +679,8 @@ class Experiment:
                "but cannot keep the batch off the server's CPUs"),
             f"server: {self.server.name} ({self.server_bin}, unmodified; "
             f"{self.server.threads_meaning}: {self.server_threads}; load in its own protocol, "
-            f"{self.server.protocol}); under arbrun --priority 0 --cores {self.server_cores}"
+            f"{self.server.protocol}); under arbrun --priority 0 --cores {self.server_cores} "
+            f"--estimator {o.server_estimator}"
             + (f" {o.server_arbrun_args}" if o.server_arbrun_args else ""),
             f"batch: {', '.join(self.batch_names) or 'none'} ({o.batch_threads} threads, size "
             f"{o.batch_size}; builtin workloads repeat in one process, PARSEC programs are run "

@@ -21,6 +21,9 @@ for cfg in arbrun-alone arbrun-mix native-alone native-mix; do
         { echo "FAIL: no server run-queue wait for $cfg"; exit 1; }
 done
 grep -q "batch throughput under arbrun / native mix" "$out/report.md" || { echo "FAIL: no goals"; exit 1; }
+# The server ran with the harness's default estimator, and the report says so.
+grep -q "under arbrun --priority 0 --cores [0-9:]* --estimator arachne" "$out/report.md" ||
+    { echo "FAIL: the report does not name the server's estimator"; exit 1; }
 "$py" - "$out/summary.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))

@@ -72,6 +72,7 @@ class CliTest(unittest.TestCase):
              "--memcached with --server redis"),
             (["--batch", "montecarlo", "--memcached", "/a", "--server-bin", "/b"], 2, "disagree"),
             (["--batch", "montecarlo", "--configs", "arbrun-mix,bogus"], 2, "unknown configuration"),
+            (["--batch", "montecarlo", "--server-estimator", "slow"], 2, "invalid choice: 'slow'"),
         ]
         for argv, want, needle in cases:
             with self.subTest(argv=argv):

@@ -65,7 +65,8 @@ FastEstimator::FastEstimator(const FastParams& params)
       history_(std::make_unique<detail::CoreHistory>()),
       wanted_(params.limits.minCores),
       idleSinceNs_(kMaxCoreIds, kNotIdle),
-      windowNs_(baseWindowNs()) {
+      windowNs_(baseWindowNs()),
+      graceNs_(params.idleGraceNs) {
     if (auto error = validate(params)) throw std::invalid_argument(*error);
 }
 
@@ -106,7 +107,7 @@ Decision FastEstimator::onSample(const CoreSample& sample) {
         ++idleNow;
         if (idleSince == kNotIdle) idleSince = lastCheckNs_;
         const uint64_t idleNs = sample.nowNs - idleSince;
-        if (idleNs < params_.idleGraceNs) continue;
+        if (idleNs < graceNs_) continue;
         ++idlePastGrace;
         if (idleNs > longestIdleNs || (idleNs == longestIdleNs && counters.coreId < idleCore)) {
             longestIdleNs = idleNs;
@@ -126,13 +127,15 @@ Decision FastEstimator::onSample(const CoreSample& sample) {
         return d;
     }
     int64_t proposal = wanted_;
+    const bool scaleUp = idlePastGrace == 0 && waitingCore >= 0 && idleNow == 0;
+    judgeGraceGiveBack(sample.nowNs, scaleUp);
     if (idlePastGrace > 0) {
         d.reason = Reason::coreIdle;
         d.coreId = idleCore;
         d.measured = static_cast<double>(longestIdleNs);
-        d.limit = static_cast<double>(params_.idleGraceNs);
+        d.limit = static_cast<double>(graceNs_);
         proposal = int64_t{granted} - idlePastGrace;
-    } else if (waitingCore >= 0 && idleNow == 0) {
+    } else if (scaleUp) {
         d.reason = Reason::queuedAcrossChecks;
         d.coreId = waitingCore;
         d.measured = static_cast<double>(sincePrevious);
@@ -145,8 +148,28 @@ Decision FastEstimator::onSample(const CoreSample& sample) {
         d.reason = Reason::steady;
     }
     detail::settle(proposal, params_.limits, &d);
+    if (d.reason == Reason::coreIdle && d.cores < wanted_) {  // a give-back, not its repetition
+        graceGiveBackOnTrial_ = true;
+        graceGiveBackNs_ = sample.nowNs;
+    }
     wanted_ = d.cores;
     return d;
+}
+
+// The grace's learning (file comment), at every check before its decision: a scale-up within
+// kGraceTrialGraces graces of a grace give-back doubles the grace, a give-back that held that long
+// halves it.
+void FastEstimator::judgeGraceGiveBack(uint64_t nowNs, bool scaleUp) {
+    if (!graceGiveBackOnTrial_) return;
+    const uint64_t sinceNs = nowNs - graceGiveBackNs_;
+    if (scaleUp) {
+        graceGiveBackOnTrial_ = false;
+        const uint64_t most = std::min(kMaxIdleGraceScale * params_.idleGraceNs, kMaxGraceNs);
+        graceNs_ = std::min(most, 2 * graceNs_);
+    } else if (sinceNs > kGraceTrialGraces * graceNs_) {
+        graceGiveBackOnTrial_ = false;
+        graceNs_ = std::max(params_.idleGraceNs, graceNs_ / 2);
+    }
 }
 
 // Adds one core's step between checks to the utilisation window (the window is restarted

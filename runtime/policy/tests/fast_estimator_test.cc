@@ -1,7 +1,11 @@
 // FastEstimator: checks every period, one more core as soon as a thread waits across two checks,
-// idle cores back after the grace period, clamping. Period 10 us and grace 50 us unless a test
-// says otherwise.
+// idle cores back after the grace period (which learns from give-backs asked back soon), clamping.
+// Period 10 us and grace 50 us unless a test says otherwise.
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+#include <string>
 
 #include "arbrt/policy/fast_estimator.h"
 #include "estimator_testing.h"
@@ -268,6 +272,88 @@ TEST(FastEstimator, OnSample_GiveBackThatHoldsHalvesTheWindowAgain) {
     )"),
               "200us:1(utilisationLow) 220us:2(queuedAcrossChecks) 630us:1(utilisationLow) "
               "1.1ms:2(queuedAcrossChecks) 1.31ms:1(utilisationLow)");
+}
+
+// Core 1 given back at 80 us (kSecondCoreGoesIdle), then a thread waits on core 0 across two
+// checks: a core asked back at 100 us, within four graces of the give-back.
+const std::string kGiveBackProvedWrong = kGrowToTwo + R"(
+    +10us x5    c0 busy=100%  c1
+    +10us       c0 busy=100% load=2 q=1
+    +10us       c0 busy=100% load=2 q=1 left=0
+)";
+
+TEST(FastEstimator, OnSample_GraceGiveBackFollowedByQueueingDoublesTheGrace) {
+    FastEstimator fast(limits(1, 4));
+    // Regranted at 110 us and idle from there: back after the doubled grace, at 210 us, not 160.
+    EXPECT_EQ(changesOf(fast, kGiveBackProvedWrong + R"(
+        +10us       c0 busy=100%  c1 busy=100%
+        +10us x12   c0 busy=100%  c1
+    )"),
+              "20us:2(queuedAcrossChecks) 80us:1(coreIdle) 100us:2(queuedAcrossChecks) "
+              "210us:1(coreIdle)");
+    EXPECT_EQ(fast.idleGraceNs(), 100 * kUs);
+}
+
+TEST(FastEstimator, OnSample_QueueingAfterTheTrialLeavesTheGrace) {
+    // Core 1 given back at 80 us; the next wait comes 230 us later, after the give-back held for
+    // four graces (judged at 290 us): the grace stays 50 us, and the regranted core goes back
+    // after it.
+    FastEstimator fast(limits(1, 4));
+    EXPECT_EQ(changesOf(fast, kGrowToTwo + R"(
+        +10us x5    c0 busy=100%  c1
+        +10us x21   c0 busy=100%
+        +10us       c0 busy=100% load=2 q=1
+        +10us       c0 busy=100% load=2 q=1 left=0
+        +10us       c0 busy=100%  c1 busy=100%
+        +10us x5    c0 busy=100%  c1
+    )"),
+              "20us:2(queuedAcrossChecks) 80us:1(coreIdle) 310us:2(queuedAcrossChecks) "
+              "370us:1(coreIdle)");
+    EXPECT_EQ(fast.idleGraceNs(), 50 * kUs);
+}
+
+TEST(FastEstimator, OnSample_GraceGiveBackThatHoldsHalvesTheGraceAgain) {
+    // Doubled to 100 us and given back at 210 us as above; the give-back then holds for four
+    // graces (judged at 620 us), so the grace is 50 us again: after the next wait (a core asked
+    // at 680 us, granted at 690 us) the core goes back at 740 us, not 790 us.
+    FastEstimator fast(limits(1, 4));
+    EXPECT_EQ(changesOf(fast, kGiveBackProvedWrong + R"(
+        +10us       c0 busy=100%  c1 busy=100%
+        +10us x10   c0 busy=100%  c1
+        +10us x45   c0 busy=100%
+        +10us       c0 busy=100% load=2 q=1
+        +10us       c0 busy=100% load=2 q=1 left=0
+        +10us       c0 busy=100%  c1 busy=100%
+        +10us x6    c0 busy=100%  c1
+    )"),
+              "20us:2(queuedAcrossChecks) 80us:1(coreIdle) 100us:2(queuedAcrossChecks) "
+              "210us:1(coreIdle) 680us:2(queuedAcrossChecks) 740us:1(coreIdle)");
+    EXPECT_EQ(fast.idleGraceNs(), 50 * kUs);
+}
+
+TEST(FastEstimator, OnSample_GraceGrowsAtMostToItsCap) {
+    // Core 1 handed back and forth nine times, each time asked for again 20 us after it went:
+    // the grace doubles from 50 us to kMaxIdleGraceScale times that, and stays there.
+    FastEstimator fast(limits(1, 4));
+    std::string trace = kGrowToTwo;
+    std::string expected = "20us:2(queuedAcrossChecks)";
+    uint64_t nowUs = 30, graceUs = 50;
+    for (int handOver = 0; handOver < 9; ++handOver) {
+        std::ostringstream lines;
+        lines << "+10us x" << graceUs / 10 << " c0 busy=100% c1\n"
+              << "+10us c0 busy=100% load=2 q=1\n+10us c0 busy=100% load=2 q=1 left=0\n"
+              << "+10us c0 busy=100% c1 busy=100%\n";
+        trace += lines.str();
+        std::ostringstream points;
+        points << " " << compactTime((nowUs + graceUs) * kUs) << ":1(coreIdle) "
+               << compactTime((nowUs + graceUs + 20) * kUs) << ":2(queuedAcrossChecks)";
+        expected += points.str();
+        nowUs += graceUs + 20;
+        nowUs += 10;
+        graceUs = std::min<uint64_t>(2 * graceUs, kMaxIdleGraceScale * 50);
+    }
+    EXPECT_EQ(changesOf(fast, trace), expected);
+    EXPECT_EQ(fast.idleGraceNs(), kMaxIdleGraceScale * 50 * kUs);
 }
 
 TEST(FastEstimator, OnSample_ClampedAtMaxAndAtMin) {

@@ -52,7 +52,7 @@ struct EstimatorSettings {
     uint32_t hysteresisPct = 9;           // --hysteresis PCT: Arachne's scale-down margin
     uint32_t windowMs = 50;               // --window MS: Arachne's measurement window
     uint32_t checkPeriodUs = 10;          // --check-period US: the fast estimator's period
-    uint32_t idleGraceUs = 250;           // --idle-grace US: fast: an idle core is given back
+    uint32_t idleGraceUs = 250;           // --idle-grace US: fast: the starting idle grace
 
     friend bool operator==(const EstimatorSettings&, const EstimatorSettings&) = default;
 };
