@@ -274,6 +274,14 @@ TEST(FastEstimator, OnSample_GiveBackThatHoldsHalvesTheWindowAgain) {
               "1.1ms:2(queuedAcrossChecks) 1.31ms:1(utilisationLow)");
 }
 
+// A thread waits on core 0 across two checks (a core asked for at the second), and core 1 is
+// granted at the third.
+const std::string kWaitThenRegrant = R"(
+    +10us       c0 busy=100% load=2 q=1
+    +10us       c0 busy=100% load=2 q=1 left=0
+    +10us       c0 busy=100%  c1 busy=100%
+)";
+
 // Core 1 given back at 80 us (kSecondCoreGoesIdle), then a thread waits on core 0 across two
 // checks: a core asked back at 100 us, within four graces of the give-back.
 const std::string kGiveBackProvedWrong = kGrowToTwo + R"(
@@ -302,11 +310,7 @@ TEST(FastEstimator, OnSample_QueueingAfterTheTrialLeavesTheGrace) {
     EXPECT_EQ(changesOf(fast, kGrowToTwo + R"(
         +10us x5    c0 busy=100%  c1
         +10us x21   c0 busy=100%
-        +10us       c0 busy=100% load=2 q=1
-        +10us       c0 busy=100% load=2 q=1 left=0
-        +10us       c0 busy=100%  c1 busy=100%
-        +10us x5    c0 busy=100%  c1
-    )"),
+    )" + kWaitThenRegrant + "+10us x5 c0 busy=100% c1\n"),
               "20us:2(queuedAcrossChecks) 80us:1(coreIdle) 310us:2(queuedAcrossChecks) "
               "370us:1(coreIdle)");
     EXPECT_EQ(fast.idleGraceNs(), 50 * kUs);
@@ -321,11 +325,7 @@ TEST(FastEstimator, OnSample_GraceGiveBackThatHoldsHalvesTheGraceAgain) {
         +10us       c0 busy=100%  c1 busy=100%
         +10us x10   c0 busy=100%  c1
         +10us x45   c0 busy=100%
-        +10us       c0 busy=100% load=2 q=1
-        +10us       c0 busy=100% load=2 q=1 left=0
-        +10us       c0 busy=100%  c1 busy=100%
-        +10us x6    c0 busy=100%  c1
-    )"),
+    )" + kWaitThenRegrant + "+10us x6 c0 busy=100% c1\n"),
               "20us:2(queuedAcrossChecks) 80us:1(coreIdle) 100us:2(queuedAcrossChecks) "
               "210us:1(coreIdle) 680us:2(queuedAcrossChecks) 740us:1(coreIdle)");
     EXPECT_EQ(fast.idleGraceNs(), 50 * kUs);
@@ -340,9 +340,7 @@ TEST(FastEstimator, OnSample_GraceGrowsAtMostToItsCap) {
     uint64_t nowUs = 30, graceUs = 50;
     for (int handOver = 0; handOver < 9; ++handOver) {
         std::ostringstream lines;
-        lines << "+10us x" << graceUs / 10 << " c0 busy=100% c1\n"
-              << "+10us c0 busy=100% load=2 q=1\n+10us c0 busy=100% load=2 q=1 left=0\n"
-              << "+10us c0 busy=100% c1 busy=100%\n";
+        lines << "+10us x" << graceUs / 10 << " c0 busy=100% c1\n" << kWaitThenRegrant;
         trace += lines.str();
         std::ostringstream points;
         points << " " << compactTime((nowUs + graceUs) * kUs) << ":1(coreIdle) "
