@@ -161,14 +161,14 @@ Decision FastEstimator::onSample(const CoreSample& sample) {
 // halves it.
 void FastEstimator::judgeGraceGiveBack(uint64_t nowNs, bool scaleUp) {
     if (!graceGiveBackOnTrial_) return;
-    const uint64_t sinceNs = nowNs - graceGiveBackNs_;
-    if (scaleUp) {
+    // Held first: a scale-up at a (late) check past the trial comes after the give-back held.
+    if (nowNs - graceGiveBackNs_ > kGraceTrialGraces * graceNs_) {
+        graceGiveBackOnTrial_ = false;
+        graceNs_ = std::max(params_.idleGraceNs, graceNs_ / 2);
+    } else if (scaleUp) {
         graceGiveBackOnTrial_ = false;
         const uint64_t most = std::min(kMaxIdleGraceScale * params_.idleGraceNs, kMaxGraceNs);
         graceNs_ = std::min(most, 2 * graceNs_);
-    } else if (sinceNs > kGraceTrialGraces * graceNs_) {
-        graceGiveBackOnTrial_ = false;
-        graceNs_ = std::max(params_.idleGraceNs, graceNs_ / 2);
     }
 }
 

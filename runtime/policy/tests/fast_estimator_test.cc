@@ -316,6 +316,20 @@ TEST(FastEstimator, OnSample_QueueingAfterTheTrialLeavesTheGrace) {
     EXPECT_EQ(fast.idleGraceNs(), 50 * kUs);
 }
 
+TEST(FastEstimator, OnSample_ScaleUpAtALateCheckPastTheTrialIsNotAWrongGiveBack) {
+    // Doubled to 100 us and given back at 210 us as above; the next check comes 500 us later
+    // (past the four-grace trial) and finds a thread that waited: the give-back held, so the
+    // grace halves to 50 us before that scale-up instead of doubling.
+    FastEstimator fast(limits(1, 4));
+    replay(fast, traceOf(kGiveBackProvedWrong + R"(
+        +10us       c0 busy=100%  c1 busy=100%
+        +10us x10   c0 busy=100%  c1
+        +10us       c0 busy=100%
+        +500us      c0 busy=100% load=2 q=1 left=0
+    )"));
+    EXPECT_EQ(fast.idleGraceNs(), 50 * kUs);
+}
+
 TEST(FastEstimator, OnSample_GraceGiveBackThatHoldsHalvesTheGraceAgain) {
     // Doubled to 100 us and given back at 210 us as above; the give-back then holds for four
     // graces (judged at 620 us), so the grace is 50 us again: after the next wait (a core asked

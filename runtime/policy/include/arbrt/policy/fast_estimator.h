@@ -14,14 +14,14 @@
 //   - cores whose idle streak has lasted the grace -> n minus their number (coreId: the longest
 //     idle), all at once: each one is provably unneeded, and giving them back one per check would
 //     only delay it. The grace starts at idleGraceNs and learns from its give-backs: one followed
-//     by a scale-up within one grace was wrong (the idle gap was shorter than two graces, and a
-//     core handed back and forth costs two hand-overs where keeping it cost nothing), so the grace
-//     doubles, up to kMaxIdleGraceScale times idleGraceNs; one that holds for kGraceTrialGraces
-//     graces halves it again, down to idleGraceNs. The trial is that long because a hand-over
-//     costs more than the grace where cores move slowly (hundreds of microseconds on a 2-vCPU
-//     VM): there memcached at 5,000 requests/s beside two batch tenants asked for its second
-//     core 130 times a second with a fixed 250 us grace, 97-104 times with this rule (judged
-//     within one grace instead: 97-111);
+//     by a scale-up within kGraceTrialGraces graces was wrong (a core handed back and forth costs
+//     two hand-overs where keeping it idle cost nothing), so the grace doubles, up to
+//     kMaxIdleGraceScale times idleGraceNs; one that holds that long halves it again, down to
+//     idleGraceNs. The trial spans several graces because a hand-over can cost more than the
+//     grace itself where cores move slowly (hundreds of microseconds on a 2-vCPU VM): there
+//     memcached at 5,000 requests/s beside two batch tenants asked for its second core 130 times
+//     a second with a fixed 250 us grace, 97-104 times with this rule (judged within one grace
+//     instead: 97-111);
 //   - else, a core waited and no core was idle over the interval -> n + 1 (coreId: the core with
 //     most threads waiting across the checks). A core that sat idle through the same interval
 //     could not take the waiting thread (its class or affinity keeps it where it is, or stealing
