@@ -317,16 +317,17 @@ TEST(FastEstimator, OnSample_QueueingAfterTheTrialLeavesTheGrace) {
 }
 
 TEST(FastEstimator, OnSample_ScaleUpAtALateCheckPastTheTrialIsNotAWrongGiveBack) {
-    // Doubled to 100 us and given back at 210 us as above; the next check comes 500 us later
-    // (past the four-grace trial) and finds a thread that waited: the give-back held, so the
-    // grace halves to 50 us before that scale-up instead of doubling.
+    // Doubled to 100 us and given back at 210 us as above; a thread waits at 220 us, and the next
+    // check comes 500 us later (past the four-grace trial) and asks for a core: the give-back
+    // held, so the grace halves to 50 us before that scale-up instead of doubling.
     FastEstimator fast(limits(1, 4));
     replay(fast, traceOf(kGiveBackProvedWrong + R"(
         +10us       c0 busy=100%  c1 busy=100%
         +10us x10   c0 busy=100%  c1
-        +10us       c0 busy=100%
+        +10us       c0 busy=100% load=2 q=1
         +500us      c0 busy=100% load=2 q=1 left=0
     )"));
+    EXPECT_EQ(fast.wantedCores(), 2u);  // the scale-up was made
     EXPECT_EQ(fast.idleGraceNs(), 50 * kUs);
 }
 
