@@ -20,7 +20,7 @@
 //     idleGraceNs. The trial spans several graces because a hand-over can cost more than the
 //     grace itself where cores move slowly (hundreds of microseconds on a 2-vCPU VM): there
 //     memcached at 5,000 requests/s beside two batch tenants asked for its second core 130 times
-//     a second with a fixed 250 us grace, 97-104 times with this rule (judged within one grace
+//     a second with a fixed 250 us grace, 98-104 times with this rule (judged within one grace
 //     instead: 97-111);
 //   - else, a core waited and no core was idle over the interval -> n + 1 (coreId: the core with
 //     most threads waiting across the checks). A core that sat idle through the same interval
