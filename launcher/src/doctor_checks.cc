@@ -24,8 +24,9 @@ Check checkFsgsbase(SystemProbe& probe) {
             "not available: every context switch sets the thread pointer with the arch_prctl "
             "system call (" +
                 measured +
-                "; wrfsbase takes ~13 ns), and a server that idles between requests makes two "
-                "per request; fix: Linux >= 5.9 on a CPU with FSGSBASE (Intel Ivy Bridge, AMD Zen "
+                "; wrfsbase takes ~13 ns), and a server whose threads take turns makes one per "
+                "request (a thread woken where it waited makes none); fix: Linux >= 5.9 on a CPU "
+                "with FSGSBASE (Intel Ivy Bridge, AMD Zen "
                 "or later), not booted with 'nofsgsbase'"};
 }
 
@@ -177,11 +178,23 @@ Check checkRoot(SystemProbe& probe, const ArbiterFacts& arbiter) {
 Check checkArbiter(const ArbiterFacts& a, const std::string& path) {
     using State = ArbiterFacts::State;
     switch (a.state) {
-        case State::running:
-            return {Verdict::ok, "arbiter",
-                    "running at " + path + ": " + std::to_string(a.managedCores) +
-                        " managed cores, " + std::to_string(a.processes) +
-                        " processes; arbrun gets its cores from it"};
+        case State::running: {
+            const std::string what = "running at " + path + ": " + std::to_string(a.managedCores) +
+                                     " managed cores, " + std::to_string(a.processes) +
+                                     " processes";
+            if (!a.nice) return {Verdict::ok, "arbiter", what + "; arbrun gets its cores from it"};
+            const std::string nice = std::to_string(*a.nice);
+            // A core changes hands only as fast as the arbiter runs on the unmanaged CPUs.
+            if (*a.nice < 0) {
+                return {Verdict::ok, "arbiter",
+                        what + ", niceness " + nice + "; arbrun gets its cores from it"};
+            }
+            return {Verdict::warn, "arbiter",
+                    what + "; arbrun gets its cores from it, but at niceness " + nice +
+                        " its hand-overs wait behind whatever else runs on the unmanaged cpus; "
+                        "fix: start core-arbiter as root or with CAP_SYS_NICE (it lowers its "
+                        "own to --nice, default -10)"};
+        }
         case State::notRunning:
             return {Verdict::warn, "arbiter",
                     "not running at " + path + " (" + a.error +

@@ -39,6 +39,8 @@ struct ArbiterFacts {
     State state = State::notRunning;
     std::string error;  // connect's strerror or the exchange's error, when not running
     size_t managedCores = 0, processes = 0;  // from the status reply
+    // The arbiter's niceness (its main thread's), when its pid is known (SO_PEERCRED) and readable.
+    std::optional<int> nice;
 };
 
 // The preload library as arbrun would find it.

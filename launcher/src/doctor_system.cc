@@ -7,6 +7,7 @@
 #include <asm/prctl.h>
 #include <fcntl.h>
 #include <sys/auxv.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -101,6 +102,21 @@ bool askStatus(int fd, ArbiterFacts* facts, std::string* error) {
     facts->managedCores = status.managed.size();
     facts->processes = status.processes.size();
     return true;
+}
+
+// The niceness of the process at the other end of a Unix socket (its main thread's: the arbiter
+// sets its own there, before it has other threads), or nullopt when its pid is not known here
+// (another pid namespace) or it is gone.
+std::optional<int> peerNice(int fd) {
+    ucred peer{};
+    socklen_t size = sizeof peer;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &size) != 0 || peer.pid <= 0) {
+        return std::nullopt;
+    }
+    errno = 0;
+    const int nice = getpriority(PRIO_PROCESS, id_t(peer.pid));
+    if (nice == -1 && errno != 0) return std::nullopt;
+    return nice;
 }
 
 // The first line of `text` that says something, for a one-line detail.
@@ -253,6 +269,7 @@ class RealSystemProbe final : public SystemProbe {
         }
         facts.state = askStatus(fd, &facts, &facts.error) ? ArbiterFacts::State::running
                                                           : ArbiterFacts::State::badReply;
+        facts.nice = peerNice(fd);
         close(fd);
         return facts;
     }

@@ -27,7 +27,7 @@ class FakeProbe : public SystemProbe {
     std::string dispatchRefusal;  // empty: syscall user dispatch works
     bool syscallsChecked = true;
     uid_t uid = 0;
-    ArbiterFacts arbiterFacts{ArbiterFacts::State::running, "", 6, 2};
+    ArbiterFacts arbiterFacts{ArbiterFacts::State::running, "", 6, 2, std::nullopt};
     PreloadFacts preload{true, "/opt/arbrun/lib/libarbrun.so", ""};
     PreloadTrial trial{PreloadTrial::Outcome::runtimeStarted, ""};
     std::string askedSocket;
@@ -88,9 +88,10 @@ TEST(FormatReport, OneLinePerCheckAndASummary) {
     EXPECT_EQ(
         formatReport(checks),
         "WARN  fsgsbase  not available: every context switch sets the thread pointer with the "
-        "arch_prctl system call (measured 3812 ns; wrfsbase takes ~13 ns), and a server that "
-        "idles between requests makes two per request; fix: Linux >= 5.9 on a CPU with FSGSBASE "
-        "(Intel Ivy Bridge, AMD Zen or later), not booted with 'nofsgsbase'\n"
+        "arch_prctl system call (measured 3812 ns; wrfsbase takes ~13 ns), and a server whose "
+        "threads take turns makes one per request (a thread woken where it waited makes none); "
+        "fix: Linux >= 5.9 on a CPU with FSGSBASE (Intel Ivy Bridge, AMD Zen or later), not "
+        "booted with 'nofsgsbase'\n"
         "FAIL  glibc     2.39: glibc 2.39 is not a version whose thread layout arbrun knows "
         "(2.36); the runtime will not start and programs run natively under arbrun; fix: run on "
         "glibc 2.36 (Debian 12) or teach runtime/src/glibc_layout.* this version\n"
@@ -320,7 +321,8 @@ TEST(RunChecks, Moves_UnreadableMountinfoWarns) {
 
 TEST(RunChecks, ArbiterDownRunsStandalone) {
     FakeProbe probe;
-    probe.arbiterFacts = {ArbiterFacts::State::notRunning, "No such file or directory", 0, 0};
+    probe.arbiterFacts = {ArbiterFacts::State::notRunning, "No such file or directory", 0, 0,
+                          std::nullopt};
     const auto checks = runChecks(probe, "/tmp/a.sock");
     const Check c = find(checks, "arbiter");
     EXPECT_EQ(c.verdict, Verdict::warn);
@@ -333,9 +335,46 @@ TEST(RunChecks, ArbiterDownRunsStandalone) {
     EXPECT_EQ(doctorExitStatus(checks), 0);
 }
 
+TEST(RunChecks, ArbiterRunningAtANegativeNicenessIsFine) {
+    FakeProbe probe;
+    probe.arbiterFacts.nice = -10;
+    const Check c = find(runChecks(probe, "/tmp/a.sock"), "arbiter");
+    EXPECT_EQ(c.verdict, Verdict::ok);
+    EXPECT_EQ(c.detail,
+              "running at /tmp/a.sock: 6 managed cores, 2 processes, niceness -10; arbrun gets "
+              "its cores from it");
+}
+
+TEST(RunChecks, ArbiterRunningAtNicenessZeroWarnsWithTheFix) {
+    FakeProbe probe;
+    probe.arbiterFacts.nice = 0;
+    const auto checks = runChecks(probe, "/tmp/a.sock");
+    const Check c = find(checks, "arbiter");
+    EXPECT_EQ(c.verdict, Verdict::warn);
+    EXPECT_EQ(c.detail.rfind("running at /tmp/a.sock: 6 managed cores, 2 processes; arbrun gets "
+                             "its cores from it, but at niceness 0 its hand-overs wait",
+                             0),
+              0u)
+        << c.detail;
+    EXPECT_NE(c.detail.find("fix: start core-arbiter as root or with CAP_SYS_NICE"),
+              std::string::npos)
+        << c.detail;
+    EXPECT_EQ(doctorExitStatus(checks), 0);  // a warning, not a failure
+}
+
+TEST(RunChecks, ArbiterNicenessUnknownSaysNothingOfIt) {
+    FakeProbe probe;  // another pid namespace, or gone
+    const Check c = find(runChecks(probe, "/tmp/a.sock"), "arbiter");
+    EXPECT_EQ(c.verdict, Verdict::ok);
+    EXPECT_EQ(
+        c.detail,
+        "running at /tmp/a.sock: 6 managed cores, 2 processes; arbrun gets its cores from it");
+}
+
 TEST(RunChecks, ArbiterSocketNotAccessible) {
     FakeProbe probe;
-    probe.arbiterFacts = {ArbiterFacts::State::unreachable, "Permission denied", 0, 0};
+    probe.arbiterFacts = {ArbiterFacts::State::unreachable, "Permission denied", 0, 0,
+                          std::nullopt};
     const Check c = find(runChecks(probe, kSocket), "arbiter");
     EXPECT_EQ(c.verdict, Verdict::warn);
     EXPECT_NE(c.detail.find("(Permission denied): arbrun will run standalone; fix: the socket is "
@@ -346,7 +385,7 @@ TEST(RunChecks, ArbiterSocketNotAccessible) {
 
 TEST(RunChecks, SomethingElseOnTheSocketFails) {
     FakeProbe probe;
-    probe.arbiterFacts = {ArbiterFacts::State::badReply, "connection closed", 0, 0};
+    probe.arbiterFacts = {ArbiterFacts::State::badReply, "connection closed", 0, 0, std::nullopt};
     const auto checks = runChecks(probe, kSocket);
     const Check c = find(checks, "arbiter");
     EXPECT_EQ(c.verdict, Verdict::fail);
@@ -358,7 +397,8 @@ TEST(RunChecks, SomethingElseOnTheSocketFails) {
 TEST(RunChecks, NotRootWithoutArbiterWarns) {
     FakeProbe probe;
     probe.uid = 1000;
-    probe.arbiterFacts = {ArbiterFacts::State::notRunning, "Connection refused", 0, 0};
+    probe.arbiterFacts = {ArbiterFacts::State::notRunning, "Connection refused", 0, 0,
+                          std::nullopt};
     const Check c = find(runChecks(probe, kSocket), "root");
     EXPECT_EQ(c.verdict, Verdict::warn);
     EXPECT_EQ(c.detail.rfind("not root (uid 1000): core-arbiter needs root for the cpuset "
