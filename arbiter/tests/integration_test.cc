@@ -14,7 +14,6 @@
 #include <sys/syscall.h>
 
 #include <filesystem>
-#include <sstream>
 
 #include "arbclient/client.h"
 #include "arbproto/io.h"
@@ -533,13 +532,9 @@ TEST_F(IntegrationTest, Metrics_ServedOverLoopbackHttp) {
     EXPECT_NE(response.find("arbiter_demand_cores{priority=\"7\"} 0"), std::string::npos);
 }
 
-// The niceness field of /proc/PID/stat (the 19th; the command name before it may hold spaces).
+// The niceness of process `pid` (its main thread's, where the arbiter sets its own).
 int niceOf(pid_t pid) {
-    const std::string stat = arbtest::readText("/proc/" + std::to_string(pid) + "/stat");
-    std::istringstream fields(stat.substr(stat.rfind(')') + 2));
-    std::string field;
-    for (int i = 3; i <= 19; ++i) fields >> field;  // field 3 (state) is the first after ')'
-    return std::stoi(field);
+    return getpriority(PRIO_PROCESS, id_t(pid));
 }
 
 TEST_F(IntegrationTest, Nice_DefaultAndGiven_AreTheArbitersOwn) {

@@ -144,14 +144,15 @@ class Child {
     pid_t pid_ = -1;
 };
 
-// core-arbiter run as a child (path from the build: ARBITER_BIN). Waits until the socket accepts,
-// at most `readyWithin` (a failure bound only).
-// How the child is started beyond its arguments: a command it runs under (e.g. setpriv) and a file
-// its stderr goes to (else the test's own).
+// How an ArbiterProcess is started beyond its arguments: a command it runs under (e.g. setpriv)
+// and a file its stderr goes to (else the test's own).
 struct ArbiterLaunch {
     std::vector<std::string> wrapper;
     std::string stderrPath;
 };
+
+// core-arbiter run as a child (path from the build: ARBITER_BIN). Waits until the socket accepts,
+// at most `readyWithin` (a failure bound only).
 
 class ArbiterProcess {
   public:

@@ -171,9 +171,9 @@ measure() {
   runs=$((runs + 1))
   tag=$runs-${1//[\/=]/-}
   local dir=$work/$tag
-  local poll_option=()
-  [[ -n $poll ]] && poll_option+=(--release-poll "$poll")
-  [[ -n $nice ]] && poll_option+=(--nice "$nice")
+  local arbiter_options=()
+  [[ -n $poll ]] && arbiter_options+=(--release-poll "$poll")
+  [[ -n $nice ]] && arbiter_options+=(--nice "$nice")
   mkdir -p "$dir"
   local cgroot=$dir/cg
   if [[ $backend == cgroup-v* ]]; then
@@ -185,7 +185,7 @@ measure() {
   local sock=$dir/arb.sock
   "$bin/core-arbiter" --backend "$backend" --cgroup-root "$cgroot" --cpus "$cpus" --reserve 1 \
       --socket "$sock" --metrics "$dir/metrics.txt" --release-timeout 10 --log-level warn \
-      "${poll_option[@]}" 2>"$dir/arbiter.log" &
+      "${arbiter_options[@]}" 2>"$dir/arbiter.log" &
   local arbiter=$!
   pids+=("$arbiter")
   bench_wait_arbiter run.sh "$sock" "$dir/arbiter.log"

@@ -26,8 +26,8 @@ Check checkFsgsbase(SystemProbe& probe) {
                 measured +
                 "; wrfsbase takes ~13 ns), and a server whose threads take turns makes one per "
                 "request (a thread woken where it waited makes none); fix: Linux >= 5.9 on a CPU "
-                "with FSGSBASE (Intel Ivy Bridge, AMD Zen "
-                "or later), not booted with 'nofsgsbase'"};
+                "with FSGSBASE (Intel Ivy Bridge, AMD Zen or later), not booted with "
+                "'nofsgsbase'"};
 }
 
 // The runtime refuses to start on a glibc its probe rejects: arbrun then changes nothing.

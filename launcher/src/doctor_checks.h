@@ -40,7 +40,7 @@ struct ArbiterFacts {
     std::string error;  // connect's strerror or the exchange's error, when not running
     size_t managedCores = 0, processes = 0;  // from the status reply
     // The arbiter's niceness (its main thread's), when its pid is known (SO_PEERCRED) and readable.
-    std::optional<int> nice;
+    std::optional<int> nice = std::nullopt;
 };
 
 // The preload library as arbrun would find it.

@@ -27,7 +27,7 @@ class FakeProbe : public SystemProbe {
     std::string dispatchRefusal;  // empty: syscall user dispatch works
     bool syscallsChecked = true;
     uid_t uid = 0;
-    ArbiterFacts arbiterFacts{ArbiterFacts::State::running, "", 6, 2, std::nullopt};
+    ArbiterFacts arbiterFacts{ArbiterFacts::State::running, "", 6, 2};
     PreloadFacts preload{true, "/opt/arbrun/lib/libarbrun.so", ""};
     PreloadTrial trial{PreloadTrial::Outcome::runtimeStarted, ""};
     std::string askedSocket;
@@ -321,8 +321,7 @@ TEST(RunChecks, Moves_UnreadableMountinfoWarns) {
 
 TEST(RunChecks, ArbiterDownRunsStandalone) {
     FakeProbe probe;
-    probe.arbiterFacts = {ArbiterFacts::State::notRunning, "No such file or directory", 0, 0,
-                          std::nullopt};
+    probe.arbiterFacts = {ArbiterFacts::State::notRunning, "No such file or directory", 0, 0};
     const auto checks = runChecks(probe, "/tmp/a.sock");
     const Check c = find(checks, "arbiter");
     EXPECT_EQ(c.verdict, Verdict::warn);
@@ -373,8 +372,7 @@ TEST(RunChecks, ArbiterNicenessUnknownSaysNothingOfIt) {
 
 TEST(RunChecks, ArbiterSocketNotAccessible) {
     FakeProbe probe;
-    probe.arbiterFacts = {ArbiterFacts::State::unreachable, "Permission denied", 0, 0,
-                          std::nullopt};
+    probe.arbiterFacts = {ArbiterFacts::State::unreachable, "Permission denied", 0, 0};
     const Check c = find(runChecks(probe, kSocket), "arbiter");
     EXPECT_EQ(c.verdict, Verdict::warn);
     EXPECT_NE(c.detail.find("(Permission denied): arbrun will run standalone; fix: the socket is "
@@ -385,7 +383,7 @@ TEST(RunChecks, ArbiterSocketNotAccessible) {
 
 TEST(RunChecks, SomethingElseOnTheSocketFails) {
     FakeProbe probe;
-    probe.arbiterFacts = {ArbiterFacts::State::badReply, "connection closed", 0, 0, std::nullopt};
+    probe.arbiterFacts = {ArbiterFacts::State::badReply, "connection closed", 0, 0};
     const auto checks = runChecks(probe, kSocket);
     const Check c = find(checks, "arbiter");
     EXPECT_EQ(c.verdict, Verdict::fail);
@@ -397,8 +395,7 @@ TEST(RunChecks, SomethingElseOnTheSocketFails) {
 TEST(RunChecks, NotRootWithoutArbiterWarns) {
     FakeProbe probe;
     probe.uid = 1000;
-    probe.arbiterFacts = {ArbiterFacts::State::notRunning, "Connection refused", 0, 0,
-                          std::nullopt};
+    probe.arbiterFacts = {ArbiterFacts::State::notRunning, "Connection refused", 0, 0};
     const Check c = find(runChecks(probe, kSocket), "root");
     EXPECT_EQ(c.verdict, Verdict::warn);
     EXPECT_EQ(c.detail.rfind("not root (uid 1000): core-arbiter needs root for the cpuset "

@@ -748,7 +748,7 @@ TEST_F(Launcher, DoctorTalksToARunningArbiter) {
         EXPECT_EQ(line.rfind("WARN  arbiter   running at " + arbiter.socket() +
                                  ": 3 managed cores, 0 processes; arbrun gets its cores from it, "
                                  "but at niceness " +
-                                 std::to_string(own),
+                                 std::to_string(expected),
                              0),
                   0u)
             << r.out;
