@@ -158,25 +158,34 @@ TEST_F(NetpollTwo, NewWork_RacesCarrierGoingToSleep) {
     }
 }
 
-// A steal request (wakep) reaches a carrier blocked in epoll: core 0's runner spins without ever
-// switching until a thread it woke into its runNext slot has run, which only the netpolling core 1
-// can do by stealing it.
+// A steal request (wakep) reaches a carrier blocked in epoll: the runner's core spins without ever
+// switching until a thread it woke into its runNext slot has run, which only the netpolling core
+// can do by stealing it. The driver goes to whichever core does not hold the role: which core ends
+// up with it is a race (a carrier that finds the role taken sleeps on its futex, and nothing hands
+// the role over when its holder leaves to run work), so a test that picked the netpolling core in
+// advance could wait for a role that never moves there.
 TEST_F(NetpollTwo, StealRequest_InterruptsNetpoller) {
     for (int round = 0; round < 100; ++round) {
+        // Both carriers idle: one of them holds the role.
+        int netpolling = -1;
+        ASSERT_TRUE(eventually([&] { return (netpolling = netpollHolder()) != -1; }))
+            << "round " << round;
+        const int runner = 1 - netpolling;
         std::atomic<bool> armed{false}, stolenRan{false};
-        const arbrt::ThreadId driver = arbrt::createThreadWith(pinnedTo(0), [&] {
-            // Core 1 is idle with nothing to do: it holds the role (or is on its way there).
+        const arbrt::ThreadId driver = arbrt::createThreadWith(pinnedTo(runner), [&] {
             while (!armed.load()) arbrt::yield();
             arbrt::ThreadAttributes anywhere;
-            anywhere.core = 0;
+            anywhere.core = runner;
             const arbrt::ThreadId t =
                 arbrt::createThreadWith(anywhere, [&] { stolenRan.store(true); });
             while (!stolenRan.load(std::memory_order_acquire)) {
-                // no switch: the thread waits in runNext until core 1 steals it
+                // no switch: the thread waits in runNext until the other core steals it
             }
             arbrt::join(t);
         });
-        ASSERT_TRUE(eventually([] { return netpollHolder() == 1; }));
+        // The driver's creation may wake the netpoller too; with the runner busy, it is the only
+        // idle carrier and takes the role again.
+        ASSERT_TRUE(eventually([&] { return netpollHolder() == netpolling; })) << "round " << round;
         armed.store(true);
         ASSERT_TRUE(eventually([&] { return stolenRan.load(); })) << "round " << round;
         EXPECT_EQ(arbrt::join(driver), 0);

@@ -26,11 +26,13 @@
 //   every kPeekIntervalNs among all carriers) while the role is vacant and waits exist, so an
 //   event that arrives while every idle carrier polls is caught within microseconds, as the old
 //   poller thread's wake-up was.
-// - The monitor (Go's sysmon rule). When the role is vacant (every carrier busy) and waits exist,
-//   the monitor looks at the epoll without waiting once the last look is kNetpollStaleNs old, and
-//   makes the ready threads runnable on their cores (waking them as any wake-up does). Readiness
-//   is therefore never lost and waits at most ~kNetpollStaleNs plus the monitor's nap while every
-//   carrier computes; a carrier that returns to its dispatcher takes it sooner.
+// - The monitor (Go's sysmon rule). When the role is vacant (every carrier busy, or its holder
+//   left to run work while the other idle carriers sleep on their futexes: they found the role
+//   taken, and nothing hands it over) and waits exist, the monitor looks at the epoll without
+//   waiting once the last look is kNetpollStaleNs old, and makes the ready threads runnable on
+//   their cores (waking them as any wake-up does). Readiness is therefore never lost and waits at
+//   most ~kNetpollStaleNs plus the monitor's nap while the role is vacant; a carrier that returns
+//   to its dispatcher takes the role sooner.
 //
 // A stale wake-up write (the waker lost the race with a time-out) makes the next netpoller return
 // once for nothing: it drains the eventfd and goes back to sleep. The eventfd and the epoll are
@@ -38,6 +40,9 @@
 // can reach a reused descriptor number.
 //
 // Rejected:
+// - Handing the role over when its holder leaves the epoll to run work (waking a carrier asleep on
+//   its futex to take it): on a lightly loaded server that is a second wake-up per event where
+//   natively there is one, to catch only the events that arrive while the holder runs a thread.
 // - Keeping the poller thread always in epoll_wait beside a netpolling carrier: epoll wakes its
 //   waiters exclusively in queue order, so the poller thread (first in the queue) would take most
 //   events and the second wake-up would stay.
