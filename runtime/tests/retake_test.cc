@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <climits>
 
 #include "arbrt/io.h"
 #include "preempt/workload.h"
@@ -100,6 +101,64 @@ TEST_F(Retake, RawFutexWait_IsWokenByTheThreadQueuedBehindIt) {
         });
         EXPECT_TRUE(waited == 0 || waited == -EAGAIN) << waited;  // woken, or never slept
     }
+}
+
+// A token ring of raw futex waits on the only core: each member wakes the next and waits, so every
+// hand-off is a retake, whose runner lends the core itself (to an idle spare, or back to the
+// owner waiting for it) while the monitor, finding the stamp overdue, may be lending it too. Many
+// hand-offs, so the two lenders really race; the ring's order and count show that no member ran
+// twice or was lost.
+TEST_F(Retake, RawFutexRing_EveryHandOffLendsTheCoreOnward) {
+    constexpr int kRing = 4;
+    constexpr uint32_t kRounds = 150;
+    constexpr uint32_t kAbandoned = 1'000'000;  // a slot value past every round: the hang guard's
+    struct alignas(64) Slot {
+        std::atomic<uint32_t> v{0};
+    };
+    Slot slots[kRing];
+    std::atomic<uint32_t> passes{0};
+    std::atomic<int> misordered{0};
+    const uint64_t retakesBefore = arbrt::stats().retakes;
+    arbrt::ThreadId members[kRing];
+    for (int me = 0; me < kRing; ++me) {
+        members[me] = arbrt::createThread([&, me] {
+            for (uint32_t r = 0; r < kRounds; ++r) {
+                uint32_t seen;
+                while ((seen = slots[me].v.load(std::memory_order_acquire)) == r) {
+                    preempt_workload::rawSyscall3(SYS_futex, long(&slots[me].v), FUTEX_WAIT_PRIVATE,
+                                                  long(r));
+                }
+                if (seen >= kAbandoned) return;
+                if (passes.load(std::memory_order_relaxed) != r * kRing + uint32_t(me)) {
+                    misordered.fetch_add(1);
+                }
+                passes.fetch_add(1, std::memory_order_relaxed);
+                Slot& next = slots[(me + 1) % kRing];
+                next.v.fetch_add(1, std::memory_order_release);
+                preempt_workload::rawSyscall3(SYS_futex, long(&next.v), FUTEX_WAKE_PRIVATE, 1);
+            }
+        });
+    }
+    slots[0].v.fetch_add(1, std::memory_order_release);
+    syscall(SYS_futex, &slots[0].v, FUTEX_WAKE_PRIVATE, 1);
+    const uint64_t deadline = arbrt::nowNs() + 30 * arbrt_test::kSecond;
+    bool abandoned = false;
+    for (arbrt::ThreadId t : members) {
+        if (!abandoned && arbrt::joinUntil(t, deadline) == 0) continue;
+        if (!abandoned) {
+            ADD_FAILURE() << "the ring stopped after " << passes.load() << " passes";
+            abandoned = true;
+            for (Slot& slot : slots) {
+                slot.v.store(kAbandoned, std::memory_order_release);
+                syscall(SYS_futex, &slot.v, FUTEX_WAKE_PRIVATE, INT_MAX);
+            }
+        }
+        EXPECT_EQ(arbrt::join(t), 0);
+    }
+    EXPECT_EQ(passes.load(), kRing * kRounds);
+    EXPECT_EQ(misordered.load(), 0);
+    EXPECT_EQ(slots[0].v.load(), kRounds + 1);
+    EXPECT_GE(arbrt::stats().retakes, retakesBefore + kRing);
 }
 
 TEST_F(Retake, BracketedCall_IsLeftToTheLendingPath) {

@@ -38,14 +38,21 @@ constexpr uint64_t kMonitorMaxPeriodNs = 10'000'000;
 constexpr uint64_t kMonitorDeepSleepNs = kPoolTrimPeriodNs;
 constexpr unsigned long kMonitorTimerSlackNs = 1000;  // its 20 us naps must not become 70 us
 
-// Pops an idle spare, or makes a new one (the monitor is its only caller, so sparesMade needs no
-// atomics). Null when the cap is reached or the kernel refuses a thread.
-Carrier* takeSpare() {
+// Pops an idle spare; null if none waits. Any thread (spareLock).
+Carrier* popIdleSpare() {
     RuntimeState& rt = *gRuntime;
     rt.spareLock.lock();
     Carrier* s = rt.idleSpares;
     if (s) rt.idleSpares = s->nextSpare;
     rt.spareLock.unlock();
+    return s;
+}
+
+// Pops an idle spare, or makes a new one (the monitor is its only caller, so sparesMade needs no
+// atomics). Null when the cap is reached or the kernel refuses a thread.
+Carrier* takeSpare() {
+    RuntimeState& rt = *gRuntime;
+    Carrier* s = popIdleSpare();
     if (s || rt.sparesMade == RuntimeState::kMaxSpareCarriers) return s;
     auto spare = std::unique_ptr<Carrier>(new (std::nothrow) Carrier);
     if (!spare || hostCreateThread(&spare->thread, spareCarrierMain, spare.get()) != 0) {
@@ -65,11 +72,13 @@ void putSpare(Carrier* s) {
 }
 
 // Gives `core`, whose runner `runner` entered a blocking call at `since`, to its waiting owner or a
-// spare. The CAS to kLending fails if the call returned meanwhile; the runner, seeing its stamp
-// gone, then waits for `carrier` to change before leaving (see leaveBlockingCall).
-bool lendCore(Core* core, Carrier* runner, uint64_t since) {
+// spare (`spareSource`: takeSpare on the monitor, popIdleSpare elsewhere). The CAS to kLending
+// fails if the call returned meanwhile, or another lender (the monitor, or the runner itself for
+// a retaken call) won: the runner, seeing its stamp gone, then waits for `carrier` to change
+// before leaving (see leaveBlockingCall).
+bool lendCore(Core* core, Carrier* runner, uint64_t since, Carrier* (*spareSource)()) {
     const bool ownerWaits = core->lendBack.load(std::memory_order_acquire) != 0;
-    Carrier* target = ownerWaits ? core->owner : takeSpare();
+    Carrier* target = ownerWaits ? core->owner : spareSource();
     if (!target) return false;
     if (!core->blockingSince.compare_exchange_strong(since, kLending, std::memory_order_acq_rel)) {
         if (!ownerWaits) putSpare(target);
@@ -242,7 +251,8 @@ bool lookAtCores(std::vector<CoreWatch>& watches, uint64_t* nextDeadlineNs) {
         }
         fireExpiredTimers(core);
         if (hasRunnable(core) || core->lendBack.load(std::memory_order_relaxed)) {
-            lentAny |= lendCore(core, core->carrier.load(std::memory_order_acquire), since);
+            lentAny |=
+                lendCore(core, core->carrier.load(std::memory_order_acquire), since, takeSpare);
         } else {
             *nextDeadlineNs = std::min(*nextDeadlineNs, timeToNextDeadline(core));
         }
@@ -408,12 +418,16 @@ void* monitorMain(void*) {
     uint64_t period = kMonitorMinPeriodNs;
     std::vector<CoreWatch> watches(size_t(rt.numCores));
     uint64_t nextRefineNs = nowNs();
+    uint64_t retakesSeen = retakeCount();
     while (!rt.stopping.load(std::memory_order_acquire)) {
         if (deferredCarriersDue(rt)) startDeferredCarriers(rt);
         const uint64_t now = nowNs();
         if (now >= nextRefineNs) nextRefineNs = refineClockRate();  // timers stay exact
         uint64_t next = ~uint64_t{0};  // lowered by whatever needs a look by then
-        const bool lent = lookAtCores(watches, &next);
+        // A retaken call's runner lends its core itself (lendOwnCoreNow): lending all the same.
+        const uint64_t retakes = retakeCount();
+        const bool lent = lookAtCores(watches, &next) || retakes != retakesSeen;
+        retakesSeen = retakes;
         traceUtilisationIfDue();
         // Readiness while every carrier is busy (no netpoller): looked for once it is stale.
         next = std::min(next, netpollFromMonitor());
@@ -424,8 +438,12 @@ void* monitorMain(void*) {
         const uint64_t sampleIn = estimationTick();
         const uint64_t deepNext = estimationWaitsForActivity() ? next : std::min(next, sampleIn);
         next = std::min(next, sampleIn);
-        // Go's sysmon: short naps while lending happens, doubling up to 10 ms when nothing needed
-        // doing; a thread that becomes runnable behind a blocked runner nudges it awake.
+        // Go's sysmon: short naps while lending happens (its own or retaken calls'), doubling up to
+        // 10 ms when nothing needed doing; a thread that becomes runnable behind a blocked runner
+        // nudges it awake. A program whose threads wait in raw calls (no syscall user dispatch)
+        // is retaken at every hand-off: with the runner's own lend, 20 us naps took its 8-thread
+        // futex ring from ~430 to 265-315 us per hand-off here; that lend with doubling naps
+        // saved nothing (the monitor's next look came later).
         period = lent ? kMonitorMinPeriodNs : std::min(period * 2, kMonitorMaxPeriodNs);
         if (period == kMonitorMaxPeriodNs && deepNext >= kMonitorMaxPeriodNs &&
             sleepDeepWhileQuiet(rt, watches, deepNext)) {
@@ -439,6 +457,14 @@ void* monitorMain(void*) {
 void wakeMonitorIfDeepAsleep() {
     RuntimeState& rt = *gRuntime;
     if (rt.monitorDeepSleep.load(std::memory_order_seq_cst)) askMonitorToLook(rt);
+}
+
+// The runner's own lend (core.h). Relaxed load of `carrier`: only the runner itself changes it
+// while its stamp is open. The monitor may be lending the same core at the same time; lendCore's
+// CAS on the stamp picks one, and the other puts its spare back.
+bool lendOwnCoreNow(Core* core, uint64_t stamp) {
+    if (!hasRunnable(core) && !core->lendBack.load(std::memory_order_relaxed)) return false;
+    return lendCore(core, core->carrier.load(std::memory_order_relaxed), stamp, popIdleSpare);
 }
 
 void nudgeMonitorFor(Core* core) {

@@ -11,8 +11,9 @@
 // retake request. The signal interrupts the call; the handler finds the thread either rewound onto
 // its `syscall` instruction (the kernel's restart) or just after it with EINTR, and sends it into
 // the system-call trampoline, which re-issues the same call, with the same registers, as a
-// blocking call stamped as already overdue: the monitor lends the core to a spare carrier at once,
-// and the thread rejoins a core when the call returns (blocking.cc), as for the interposed calls.
+// blocking call stamped as already overdue, and its carrier lends the core at once itself (to the
+// owner waiting for it or an idle spare; else the monitor does: lendOwnCoreNow), and the thread
+// rejoins a core when the call returns (blocking.cc), as for the interposed calls.
 // A call that has returned meanwhile is left alone (the request is stale).
 #pragma once
 
