@@ -27,8 +27,11 @@ wait_for() {  # wait_for SECONDS COMMAND...
 pids+=($!)
 wait_for 10 test -S "$dir/sock"
 
-# A program that runs a while: its main thread (a user thread) needs a granted core.
-"$bin/arbrun" --arbiter "$dir/sock" --cores 1:2 --priority 1 -- sleep 2 &
+# A program that runs until the test lets it go (it reads a byte from a fifo; a fixed lifetime
+# ended before a loaded host's arbctl saw it): its main thread (a user thread) needs a granted
+# core, and waits in the kernel while the others run.
+mkfifo "$dir/go"
+"$bin/arbrun" --arbiter "$dir/sock" --cores 1:2 --priority 1 -- head -c 1 "$dir/go" >/dev/null &
 app=$!
 pids+=($app)
 granted() {
@@ -48,5 +51,7 @@ for prog in cond_pingpong mutex_contention pipeline many_threads; do
   [[ $out == *"ok $prog"* ]] || { echo "FAIL $prog under the arbiter: $out" >&2; exit 1; }
   echo "ok $prog under the arbiter"
 done
+# Let it go (bounded: a writer's open waits for the reader, which may have died).
+timeout 10 bash -c 'echo x >"$1"' _ "$dir/go"
 wait "$app"
 grep -q "registered" "$dir/arbiter.log"
