@@ -459,12 +459,12 @@ void wakeMonitorIfDeepAsleep() {
     if (rt.monitorDeepSleep.load(std::memory_order_seq_cst)) askMonitorToLook(rt);
 }
 
-// The runner's own lend (core.h). Relaxed load of `carrier`: only the runner itself changes it
-// while its stamp is open. The monitor may be lending the same core at the same time; lendCore's
-// CAS on the stamp picks one, and the other puts its spare back.
-bool lendOwnCoreNow(Core* core, uint64_t stamp) {
+// The runner's own lend (core.h). The monitor may be lending the same core at the same time:
+// lendCore's CAS on the stamp picks one, and the other puts its spare back.
+bool lendOwnCoreNow(Carrier* self, uint64_t stamp) {
+    Core* core = self->core;
     if (!hasRunnable(core) && !core->lendBack.load(std::memory_order_relaxed)) return false;
-    return lendCore(core, core->carrier.load(std::memory_order_relaxed), stamp, popIdleSpare);
+    return lendCore(core, self, stamp, popIdleSpare);
 }
 
 void nudgeMonitorFor(Core* core) {

@@ -188,11 +188,12 @@ void redirectForRetake(Core* core, void* ucontext) {
 }
 
 long reissueAsBlockingCall(long number, const long args[6]) {
-    Core* core = currentContext()->carrier->core;
+    Carrier* self = currentContext()->carrier;
+    Core* core = self->core;
     // Overdue from the start: the thread has slept in this call for longer than lendAfterNs.
     const uint64_t stamp = blockingStamp(rdtsc() - gRuntime->lendAfterTicks);
     core->blockingSince.store(stamp, std::memory_order_relaxed);
-    if (!lendOwnCoreNow(core, stamp)) nudgeMonitorFor(core);
+    if (!lendOwnCoreNow(self, stamp)) nudgeMonitorFor(core);
     gRetakes.fetch_add(1, std::memory_order_relaxed);
     const long result = rawSyscall(number, args[0], args[1], args[2], args[3], args[4], args[5]);
     exitBlockingCall(stamp);

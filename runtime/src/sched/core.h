@@ -311,12 +311,12 @@ void* spareCarrierMain(void* arg);
 // The monitor thread: lends cores whose runner has been blocked in the kernel for a while to spare
 // carriers when other threads wait to run there.
 void* monitorMain(void* arg);
-// The runner of `core`, about to make a call it knows will block (a retaken call: it slept there
-// for retakeAfterNs already) under the overdue `stamp` it just wrote, lends the core itself when
-// threads wait there or its owner wants it back, to the owner or an idle spare: the monitor's
-// wake-up is saved. False (nothing waits, no idle spare, or the monitor won the race) leaves the
-// lend to the monitor (blocking.cc).
-bool lendOwnCoreNow(Core* core, uint64_t stamp);
+// The carrier `self`, about to make a call it knows will block (a retaken call: it slept there for
+// retakeAfterNs already) under the overdue `stamp` it just wrote on its core, lends the core
+// itself when threads wait there or its owner wants it back, to the owner or an idle spare: the
+// monitor's look is not waited for. False (nothing waits, no idle spare, or the monitor won the
+// race) leaves the lend to the monitor (blocking.cc).
+bool lendOwnCoreNow(Carrier* self, uint64_t stamp);
 // Called when a thread becomes runnable on `core`: if the core's runner is in a blocking call, the
 // monitor is woken so it can lend the core without waiting out its back-off.
 void nudgeMonitorFor(Core* core);
