@@ -442,7 +442,7 @@ void* monitorMain(void*) {
         // 10 ms when nothing needed doing; a thread that becomes runnable behind a blocked runner
         // nudges it awake. A program whose threads wait in raw calls (no syscall user dispatch)
         // is retaken at every hand-off: with the runner's own lend, 20 us naps took its 8-thread
-        // futex ring from ~430 to 265-315 us per hand-off here; that lend with doubling naps
+        // futex ring from ~430 to 230-315 us per hand-off here; that lend with doubling naps
         // saved nothing (the monitor's next look came later).
         period = lent ? kMonitorMinPeriodNs : std::min(period * 2, kMonitorMaxPeriodNs);
         if (period == kMonitorMaxPeriodNs && deepNext >= kMonitorMaxPeriodNs &&
