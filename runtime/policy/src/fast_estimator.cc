@@ -65,8 +65,10 @@ FastEstimator::FastEstimator(const FastParams& params)
       history_(std::make_unique<detail::CoreHistory>()),
       wanted_(params.limits.minCores),
       idleSinceNs_(kMaxCoreIds, kNotIdle),
-      windowNs_(baseWindowNs()),
-      graceNs_(params.idleGraceNs) {
+      window_(kUtilisationWindowGraces * params.idleGraceNs,
+              kMaxUtilisationWindowScale * kUtilisationWindowGraces * params.idleGraceNs, 1),
+      grace_(params.idleGraceNs, std::min(kMaxIdleGraceScale * params.idleGraceNs, kMaxGraceNs),
+             kGraceTrialGraces) {
     if (auto error = validate(params)) throw std::invalid_argument(*error);
 }
 
@@ -107,7 +109,7 @@ Decision FastEstimator::onSample(const CoreSample& sample) {
         ++idleNow;
         if (idleSince == kNotIdle) idleSince = lastCheckNs_;
         const uint64_t idleNs = sample.nowNs - idleSince;
-        if (idleNs < graceNs_) continue;
+        if (idleNs < grace_.ns()) continue;
         ++idlePastGrace;
         if (idleNs > longestIdleNs || (idleNs == longestIdleNs && counters.coreId < idleCore)) {
             longestIdleNs = idleNs;
@@ -128,12 +130,15 @@ Decision FastEstimator::onSample(const CoreSample& sample) {
     }
     int64_t proposal = wanted_;
     const bool scaleUp = idlePastGrace == 0 && waitingCore >= 0 && idleNow == 0;
-    judgeGraceGiveBack(sample.nowNs, scaleUp);
+    // The grace's give-back is judged at every check before its decision, "held" first: a
+    // scale-up at a (late) check past the trial comes after the give-back held.
+    grace_.judgeHeld(sample.nowNs);
+    if (scaleUp) grace_.judgeAskedBack(sample.nowNs);
     if (idlePastGrace > 0) {
         d.reason = Reason::coreIdle;
         d.coreId = idleCore;
         d.measured = static_cast<double>(longestIdleNs);
-        d.limit = static_cast<double>(graceNs_);
+        d.limit = static_cast<double>(grace_.ns());
         proposal = int64_t{granted} - idlePastGrace;
     } else if (scaleUp) {
         d.reason = Reason::queuedAcrossChecks;
@@ -141,7 +146,9 @@ Decision FastEstimator::onSample(const CoreSample& sample) {
         d.measured = static_cast<double>(sincePrevious);
         d.limit = static_cast<double>(params_.periodNs);
         proposal = int64_t{granted} + 1;
-        noteScaleUp(sample.nowNs);
+        // A scale-up within a window of a utilisation give-back proves it wrong for this load:
+        // the next window is twice as long, so the load moves at most once per window.
+        window_.judgeAskedBack(sample.nowNs);
     } else if (giveBackOnUtilisation(granted, sample.nowNs, &d)) {
         proposal = int64_t{granted} - 1;
     } else {
@@ -149,27 +156,28 @@ Decision FastEstimator::onSample(const CoreSample& sample) {
     }
     detail::settle(proposal, params_.limits, &d);
     if (d.reason == Reason::coreIdle && d.cores < wanted_) {  // a give-back, not its repetition
-        graceGiveBackOnTrial_ = true;
-        graceGiveBackNs_ = sample.nowNs;
+        grace_.gaveBack(sample.nowNs);
     }
     wanted_ = d.cores;
     return d;
 }
 
-// The grace's learning (file comment), at every check before its decision: a scale-up within
-// kGraceTrialGraces graces of a grace give-back doubles the grace, a give-back that held that long
-// halves it.
-void FastEstimator::judgeGraceGiveBack(uint64_t nowNs, bool scaleUp) {
-    if (!graceGiveBackOnTrial_) return;
-    // Held first: a scale-up at a (late) check past the trial comes after the give-back held.
-    if (nowNs - graceGiveBackNs_ > kGraceTrialGraces * graceNs_) {
-        graceGiveBackOnTrial_ = false;
-        graceNs_ = std::max(params_.idleGraceNs, graceNs_ / 2);
-    } else if (scaleUp) {
-        graceGiveBackOnTrial_ = false;
-        const uint64_t most = std::min(kMaxIdleGraceScale * params_.idleGraceNs, kMaxGraceNs);
-        graceNs_ = std::min(most, 2 * graceNs_);
-    }
+void FastEstimator::LearnedSpan::gaveBack(uint64_t nowNs) {
+    onTrial_ = true;
+    gaveBackNs_ = nowNs;
+}
+
+void FastEstimator::LearnedSpan::judgeHeld(uint64_t nowNs) {
+    if (!onTrial_ || nowNs - gaveBackNs_ <= trialSpans_ * ns_) return;
+    onTrial_ = false;
+    ns_ = std::max(shortestNs_, ns_ / 2);
+}
+
+void FastEstimator::LearnedSpan::judgeAskedBack(uint64_t nowNs) {
+    if (!onTrial_) return;
+    onTrial_ = false;
+    if (nowNs - gaveBackNs_ > trialSpans_ * ns_) return;  // past the trial: not this give-back's
+    ns_ = std::min(longestNs_, 2 * ns_);
 }
 
 // Adds one core's step between checks to the utilisation window (the window is restarted
@@ -184,11 +192,8 @@ void FastEstimator::addToWindow(const detail::CoreStep& step, bool waited) {
 // thread decided. Also ends a give-back's trial that lasted a window (it held: the window halves)
 // and restarts a window that has run its length, so it always measures the recent past.
 bool FastEstimator::giveBackOnUtilisation(uint32_t granted, uint64_t nowNs, Decision* d) {
-    if (giveBackOnTrial_ && nowNs - giveBackNs_ > windowNs_) {
-        giveBackOnTrial_ = false;
-        windowNs_ = std::max(baseWindowNs(), windowNs_ / 2);
-    }
-    if (nowNs - windowStartNs_ < windowNs_) return false;
+    window_.judgeHeld(nowNs);
+    if (nowNs - windowStartNs_ < window_.ns()) return false;
     const bool quiet = !windowWaited_ && windowGrantedNs_ > 0 && granted >= 2;
     const double work =
         quiet ? static_cast<double>(windowBusyNs_) / static_cast<double>(windowGrantedNs_) * granted
@@ -201,18 +206,8 @@ bool FastEstimator::giveBackOnUtilisation(uint32_t granted, uint64_t nowNs, Deci
     d->reason = Reason::utilisationLow;
     d->measured = projected;
     d->limit = limit;
-    giveBackOnTrial_ = true;
-    giveBackNs_ = nowNs;
+    window_.gaveBack(nowNs);
     return true;
-}
-
-// A scale-up within a window of a utilisation give-back proves it wrong for this load: the next
-// window is twice as long (capped), so the load moves at most once per window.
-void FastEstimator::noteScaleUp(uint64_t nowNs) {
-    if (!giveBackOnTrial_) return;
-    giveBackOnTrial_ = false;
-    if (nowNs - giveBackNs_ > windowNs_) return;
-    windowNs_ = std::min(kMaxUtilisationWindowScale * baseWindowNs(), 2 * windowNs_);
 }
 
 // The window starts at a check, whose counters are the baseline of the next differences.

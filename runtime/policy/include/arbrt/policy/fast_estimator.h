@@ -108,19 +108,42 @@ class FastEstimator final : public CoreEstimator {
     uint32_t wantedCores() const override { return wanted_; }
     // The idle grace now (FastParams::idleGraceNs, doubled and halved as give-backs prove wrong
     // or right: the file comment).
-    uint64_t idleGraceNs() const { return graceNs_; }
+    uint64_t idleGraceNs() const { return grace_.ns(); }
     std::string_view name() const override { return "fast"; }
 
   private:
     static constexpr uint64_t kNotIdle = ~uint64_t{0};
 
+    // A length that learns from the give-backs it decides (the idle grace, the utilisation
+    // window): it starts at its shortest; a give-back asked back (a scale-up) within `trialSpans`
+    // lengths of it proved wrong and doubles it, up to its longest; one that held that long
+    // halves it, down to its shortest. The caller says when each is judged.
+    class LearnedSpan {
+      public:
+        LearnedSpan(uint64_t shortestNs, uint64_t longestNs, uint64_t trialSpans)
+            : shortestNs_(shortestNs),
+              longestNs_(longestNs),
+              trialSpans_(trialSpans),
+              ns_(shortestNs) {}
+        uint64_t ns() const { return ns_; }
+        // A give-back was made at `nowNs`: its trial begins (a later one replaces it).
+        void gaveBack(uint64_t nowNs);
+        // Ends a trial that has lasted its length: the give-back held, and the span halves.
+        void judgeHeld(uint64_t nowNs);
+        // A scale-up at `nowNs` ends a trial: within its length the give-back proved wrong, and
+        // the span doubles.
+        void judgeAskedBack(uint64_t nowNs);
+
+      private:
+        uint64_t shortestNs_, longestNs_, trialSpans_;
+        uint64_t ns_;
+        bool onTrial_ = false;
+        uint64_t gaveBackNs_ = 0;  // the give-back on trial
+    };
+
     void addToWindow(const detail::CoreStep& step, bool waited);
-    void judgeGraceGiveBack(uint64_t nowNs, bool scaleUp);
     bool giveBackOnUtilisation(uint32_t granted, uint64_t nowNs, Decision* d);
-    void noteScaleUp(uint64_t nowNs);
     void restartWindow(uint64_t nowNs);
-    // The utilisation window's starting (and shortest) length: kUtilisationWindowGraces graces.
-    uint64_t baseWindowNs() const { return kUtilisationWindowGraces * params_.idleGraceNs; }
 
     FastParams params_;
     std::unique_ptr<detail::CoreHistory> history_;
@@ -130,20 +153,17 @@ class FastEstimator final : public CoreEstimator {
     uint64_t lastCheckNs_ = 0;
     // By core id: the check at which the core's current idle streak began, or kNotIdle.
     std::vector<uint64_t> idleSinceNs_;
-    // The utilisation give-back's window: its start, its length now (kUtilisationWindowGraces
-    // graces, doubled and halved as give-backs prove wrong or right), and its sums over the cores.
+    // The utilisation give-back's window: its start, its length (from kUtilisationWindowGraces
+    // graces, on trial for one window after a utilisation give-back), and its sums over the
+    // cores.
     uint64_t windowStartNs_ = 0;
-    uint64_t windowNs_;
+    LearnedSpan window_;
     uint64_t windowGrantedNs_ = 0;
     uint64_t windowBusyNs_ = 0;
     bool windowWaited_ = false;  // a thread waited across two checks in the window
-    // The last utilisation give-back, while a scale-up within one window would prove it wrong.
-    bool giveBackOnTrial_ = false;
-    uint64_t giveBackNs_ = 0;
-    // The idle grace now, and the last grace give-back while it is on trial (judgeGraceGiveBack).
-    uint64_t graceNs_;
-    bool graceGiveBackOnTrial_ = false;
-    uint64_t graceGiveBackNs_ = 0;
+    // The idle grace (from FastParams::idleGraceNs, on trial for kGraceTrialGraces graces after a
+    // grace give-back).
+    LearnedSpan grace_;
 };
 
 }  // namespace arbrt::policy
