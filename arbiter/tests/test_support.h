@@ -153,7 +153,6 @@ struct ArbiterLaunch {
 
 // core-arbiter run as a child (path from the build: ARBITER_BIN). Waits until the socket accepts,
 // at most `readyWithin` (a failure bound only).
-
 class ArbiterProcess {
   public:
     ArbiterProcess(const std::string& socket, std::vector<std::string> args,

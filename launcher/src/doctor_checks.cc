@@ -179,21 +179,19 @@ Check checkArbiter(const ArbiterFacts& a, const std::string& path) {
     using State = ArbiterFacts::State;
     switch (a.state) {
         case State::running: {
-            const std::string what = "running at " + path + ": " + std::to_string(a.managedCores) +
-                                     " managed cores, " + std::to_string(a.processes) +
-                                     " processes";
-            if (!a.nice) return {Verdict::ok, "arbiter", what + "; arbrun gets its cores from it"};
-            const std::string nice = std::to_string(*a.nice);
+            std::string what = "running at " + path + ": " + std::to_string(a.managedCores) +
+                               " managed cores, " + std::to_string(a.processes) + " processes";
             // A core changes hands only as fast as the arbiter runs on the unmanaged CPUs.
-            if (*a.nice < 0) {
-                return {Verdict::ok, "arbiter",
-                        what + ", niceness " + nice + "; arbrun gets its cores from it"};
+            if (a.nice && *a.nice >= 0) {
+                return {Verdict::warn, "arbiter",
+                        what + "; arbrun gets its cores from it, but at niceness " +
+                            std::to_string(*a.nice) +
+                            " its hand-overs wait behind whatever else runs on the unmanaged "
+                            "cpus; fix: start core-arbiter as root or with CAP_SYS_NICE (it "
+                            "lowers its own to --nice, default -10)"};
             }
-            return {Verdict::warn, "arbiter",
-                    what + "; arbrun gets its cores from it, but at niceness " + nice +
-                        " its hand-overs wait behind whatever else runs on the unmanaged cpus; "
-                        "fix: start core-arbiter as root or with CAP_SYS_NICE (it lowers its "
-                        "own to --nice, default -10)"};
+            if (a.nice) what += ", niceness " + std::to_string(*a.nice);
+            return {Verdict::ok, "arbiter", what + "; arbrun gets its cores from it"};
         }
         case State::notRunning:
             return {Verdict::warn, "arbiter",

@@ -361,8 +361,7 @@ TEST(FastEstimator, OnSample_GraceGrowsAtMostToItsCap) {
         points << " " << compactTime((nowUs + graceUs) * kUs) << ":1(coreIdle) "
                << compactTime((nowUs + graceUs + 20) * kUs) << ":2(queuedAcrossChecks)";
         expected += points.str();
-        nowUs += graceUs + 20;
-        nowUs += 10;
+        nowUs += graceUs + 30;  // the give-back, the ask 20 us later, the grant 10 us after
         graceUs = std::min<uint64_t>(2 * graceUs, kMaxIdleGraceScale * 50);
     }
     EXPECT_EQ(changesOf(fast, trace), expected);

@@ -71,6 +71,12 @@ void putSpare(Carrier* s) {
     rt.spareLock.unlock();
 }
 
+// Whether a core whose runner is blocked is worth lending: threads wait to run there, or its owner
+// wants it back.
+bool wantedByOthers(const Core* core) {
+    return hasRunnable(core) || core->lendBack.load(std::memory_order_relaxed);
+}
+
 // Gives `core`, whose runner `runner` entered a blocking call at `since`, to its waiting owner or a
 // spare (`spareSource`: takeSpare on the monitor, popIdleSpare elsewhere). The CAS to kLending
 // fails if the call returned meanwhile, or another lender (the monitor, or the runner itself for
@@ -250,7 +256,7 @@ bool lookAtCores(std::vector<CoreWatch>& watches, uint64_t* nextDeadlineNs) {
             continue;
         }
         fireExpiredTimers(core);
-        if (hasRunnable(core) || core->lendBack.load(std::memory_order_relaxed)) {
+        if (wantedByOthers(core)) {
             lentAny |=
                 lendCore(core, core->carrier.load(std::memory_order_acquire), since, takeSpare);
         } else {
@@ -463,7 +469,7 @@ void wakeMonitorIfDeepAsleep() {
 // lendCore's CAS on the stamp picks one, and the other puts its spare back.
 bool lendOwnCoreNow(Carrier* self, uint64_t stamp) {
     Core* core = self->core;
-    if (!hasRunnable(core) && !core->lendBack.load(std::memory_order_relaxed)) return false;
+    if (!wantedByOthers(core)) return false;
     return lendCore(core, self, stamp, popIdleSpare);
 }
 
